@@ -1,0 +1,30 @@
+package trust
+
+// Settings are the host's settings in settings.json.
+type Settings struct {
+	// FullAccess is the "Full access for remote devices" switch. Off by
+	// default; set only by the person at the computer (gatehouse access).
+	FullAccess bool `json:"fullAccess"`
+}
+
+// Settings returns the current settings; a missing or corrupt file reads as
+// the defaults (switch off).
+func (s *Store) Settings() Settings {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return load(s.path(settingsFile), &s.settings)
+}
+
+// FullAccess reports the switch as it is now. The host reads it once when it
+// admits a request and carries the result in the request's Trust.
+func (s *Store) FullAccess() bool { return s.Settings().FullAccess }
+
+// SetFullAccess turns the switch on or off.
+func (s *Store) SetFullAccess(on bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return update(s, settingsFile, &s.settings, func(cur Settings) (Settings, error) {
+		cur.FullAccess = on
+		return cur, nil
+	})
+}

@@ -1,0 +1,206 @@
+package trust
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+
+	"github.com/gatehouse/gatehouse/internal/atomicfile"
+	"github.com/gatehouse/gatehouse/internal/fileid"
+	"golang.org/x/sys/unix"
+)
+
+// The files of the state folder, each 0600 and written atomically.
+const (
+	settingsFile = "settings.json" // the switch and preferences
+	grantsFile   = "grants.json"   // devices' grants with their key fingerprints
+	targetsFile  = "targets.json"  // served checkouts and worktrees gatehouse made
+	lockFile     = ".lock"         // serializes read-modify-write across processes
+)
+
+// maxStateFile bounds every state file read: a larger file is treated as
+// corrupt (empty) rather than read into memory.
+const maxStateFile = 4 << 20
+
+// DefaultDir is where the state folder lives: $GATEHOUSE_HOME, else
+// $XDG_STATE_HOME/gatehouse, else ~/.local/state/gatehouse (on macOS
+// ~/Library/Application Support/gatehouse).
+func DefaultDir() (string, error) {
+	if v := os.Getenv("GATEHOUSE_HOME"); v != "" {
+		return filepath.Abs(v)
+	}
+	if v := os.Getenv("XDG_STATE_HOME"); v != "" && filepath.IsAbs(v) {
+		return filepath.Join(v, "gatehouse"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("state folder: %w (set GATEHOUSE_HOME)", err)
+	}
+	if runtime.GOOS == "darwin" {
+		return filepath.Join(home, "Library", "Application Support", "gatehouse"), nil
+	}
+	return filepath.Join(home, ".local", "state", "gatehouse"), nil
+}
+
+// Store is the state folder. Reads are cached by each file's identity
+// (device, inode, size, mtime, ctime), so a running serve sees a change made
+// by `gatehouse access` or `gatehouse devices` at its next call, for the cost
+// of one lstat. A missing, unreadable or corrupt file reads as empty: no
+// grants, switch off, no targets.
+//
+// A Store is safe for concurrent use, and several processes may share one
+// folder: every change takes an advisory lock on the folder's lock file,
+// re-reads the file, and writes it atomically.
+type Store struct {
+	dir string
+
+	mu       sync.Mutex
+	settings cached[Settings]
+	grants   cached[map[string]DeviceGrant]
+	targets  cached[[]Target]
+}
+
+// OpenStore opens (creating it if needed) the state folder dir, mode 0700.
+// A folder owned by another user is refused; a folder readable by others is
+// narrowed to 0700.
+func OpenStore(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("state folder: %w", err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return nil, fmt.Errorf("state folder: %w", err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return nil, fmt.Errorf("state folder %s is not a folder", dir)
+	}
+	if int(st.Uid) != os.Geteuid() {
+		return nil, fmt.Errorf("state folder %s belongs to another user", dir)
+	}
+	if st.Mode&0o077 != 0 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("state folder: %w", err)
+		}
+	}
+	return &Store{dir: dir}, nil
+}
+
+// Dir is the state folder's path (local only; never sent to a device).
+func (s *Store) Dir() string { return s.dir }
+
+func (s *Store) path(name string) string { return filepath.Join(s.dir, name) }
+
+// cached holds the last parsed version of one state file and its identity.
+type cached[T any] struct {
+	id      fileid.ID
+	loaded  bool
+	value   T
+	problem error // why the file read as empty, for doctor
+}
+
+// load returns the file's value, re-reading it only when its identity
+// changed. Any failure reads as the zero value and is kept as c.problem.
+func load[T any](path string, c *cached[T]) T {
+	id, err := fileid.Lstat(path)
+	if err == nil && c.loaded && id == c.id {
+		return c.value
+	}
+	var zero T
+	c.loaded, c.id, c.value, c.problem = true, id, zero, nil
+	if err != nil {
+		c.problem = err
+		return zero
+	}
+	if id == (fileid.ID{}) {
+		return zero // missing: empty, and not a problem
+	}
+	v, err := readJSON[T](path)
+	if err != nil {
+		c.problem = err
+		return zero
+	}
+	c.value = v
+	return v
+}
+
+func readJSON[T any](path string) (T, error) {
+	var v T
+	data, err := atomicfile.ReadBounded(path, maxStateFile)
+	if err != nil {
+		return v, err
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		var zero T
+		return zero, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	return v, nil
+}
+
+// update runs change on a fresh read of the file under the folder's lock and
+// writes the result atomically. A corrupt file starts over from empty.
+func update[T any](s *Store, name string, c *cached[T], change func(T) (T, error)) error {
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	// A missing, unreadable or corrupt file starts over from empty, as it
+	// reads for everyone else.
+	cur, _ := readJSON[T](s.path(name))
+	next, err := change(cur)
+	if err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(next, "", "  ")
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if err := atomicfile.Write(s.path(name), append(data, '\n'), 0o600); err != nil {
+		return err
+	}
+	c.loaded = false // the next read picks up the new identity
+	return nil
+}
+
+// lock takes the folder's advisory lock (flock on .lock), shared by every
+// gatehouse process using this folder.
+func (s *Store) lock() (func(), error) {
+	fd, err := unix.Open(s.path(lockFile), unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("state folder lock: %w", err)
+	}
+	for {
+		err = unix.Flock(fd, unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		_ = unix.Close(fd)
+		return nil, fmt.Errorf("state folder lock: %w", err)
+	}
+	return func() {
+		_ = unix.Flock(fd, unix.LOCK_UN)
+		_ = unix.Close(fd)
+	}, nil
+}
+
+// Problems lists state files that exist but could not be read, and so are
+// treated as empty. Doctor shows them; nothing else needs to.
+func (s *Store) Problems() []error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	load(s.path(settingsFile), &s.settings)
+	load(s.path(grantsFile), &s.grants)
+	load(s.path(targetsFile), &s.targets)
+	var out []error
+	for _, p := range []error{s.settings.problem, s.grants.problem, s.targets.problem} {
+		if p != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
