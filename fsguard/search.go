@@ -1,0 +1,70 @@
+package fsguard
+
+import (
+	"context"
+	"io/fs"
+	"sort"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+const (
+	// MaxQuery bounds a search or grep query, in bytes.
+	MaxQuery = 1000
+	// MaxSearchResults bounds the paths one name search returns.
+	MaxSearchResults = 500
+	// maxWalkEntries bounds the entries one search or grep looks at.
+	maxWalkEntries = 2_000_000
+)
+
+// SearchResult is what a name search found.
+type SearchResult struct {
+	Paths     []string `json:"paths"`
+	Truncated bool     `json:"truncated,omitempty"`
+}
+
+// Search finds files and folders whose name contains query (at least two
+// characters, any letter case) anywhere under the root. Below full, secret
+// files (and symlinks to them) are left out. It stops at MaxSearchResults
+// paths, at the walk's bounds, or when ctx ends, and then says truncated.
+func (r *Root) Search(ctx context.Context, g trust.Grant, query string) (SearchResult, error) {
+	if err := r.allowRoot(g); err != nil {
+		return SearchResult{}, pathErr("search", ".", err)
+	}
+	if len(query) > MaxQuery || !utf8.ValidString(query) {
+		return SearchResult{}, pathErr("search", ".", ErrBadQuery)
+	}
+	if utf8.RuneCountInString(strings.TrimSpace(query)) < 2 {
+		return SearchResult{}, pathErr("search", ".", ErrShortQuery)
+	}
+	want := strings.ToLower(query)
+	var mu sync.Mutex
+	res := SearchResult{Paths: []string{}}
+	truncated := r.walk(ctx, walkLimits{maxEntries: maxWalkEntries}, func(_ int, dir string, ents []fs.DirEntry) bool {
+		for _, e := range ents {
+			if !strings.Contains(strings.ToLower(e.Name()), want) {
+				continue
+			}
+			rel := joinRel(dir, e.Name())
+			if !g.SeesSecrets() && r.isSecretEntry(rel, e.Type()&fs.ModeSymlink != 0) {
+				continue
+			}
+			mu.Lock()
+			full := len(res.Paths) >= MaxSearchResults
+			if !full {
+				res.Paths = append(res.Paths, rel)
+			}
+			mu.Unlock()
+			if full {
+				return false
+			}
+		}
+		return true
+	})
+	res.Truncated = truncated
+	sort.Strings(res.Paths)
+	return res, nil
+}
