@@ -62,6 +62,12 @@ func TestReadTextPagesAndHash(t *testing.T) {
 	if got.String() != "x"+big {
 		t.Fatal("pages do not add up to the file")
 	}
+	if data, err := r.ReadFile(trust.View, "small.txt", 2); err != nil || string(data) != "hi" {
+		t.Fatalf("ReadFile at its limit: %q %v", data, err)
+	}
+	if _, err := r.ReadFile(trust.View, "small.txt", 1); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("ReadFile over its limit: %v", err)
+	}
 	if _, err := r.ReadText(trust.View, "small.txt", -1); !errors.Is(err, ErrInvalidPath) {
 		t.Fatalf("negative offset: %v", err)
 	}

@@ -169,6 +169,10 @@ func runEveryOperation(t *testing.T, r *Root, base string, c hostileCase) {
 		expect(t, "ReadText/"+g.String(), err, want)
 		forbid(t, "ReadText/"+g.String(), g, txt.Text)
 
+		raw, err := r.ReadFile(g, c.open, MaxManifest)
+		expect(t, "ReadFile/"+g.String(), err, want)
+		forbid(t, "ReadFile/"+g.String(), g, string(raw))
+
 		img, err := r.ReadImage(g, c.open, "full", 0)
 		if want != nil {
 			expect(t, "ReadImage/"+g.String(), err, want)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"io"
 	"os"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/gatehouse/gatehouse/trust"
@@ -47,7 +48,7 @@ func (r *Root) ReadText(g trust.Grant, unsafePath string, offset int64) (Text, e
 		return Text{}, err
 	}
 	defer f.Close()
-	page, err := readPage(f, offset, MaxText)
+	page, err := readPage(f, offset, MaxText, st.Size)
 	if err != nil {
 		return Text{}, pathErr(a.op, unsafePath, err)
 	}
@@ -70,14 +71,28 @@ func (r *Root) ReadText(g trust.Grant, unsafePath string, offset int64) (Text, e
 }
 
 // readPage reads up to limit+1 bytes at offset, so the caller can tell
-// whether the file went on past limit.
-func readPage(f *os.File, offset int64, limit int) ([]byte, error) {
-	buf := make([]byte, limit+1)
-	n, err := f.ReadAt(buf, offset)
-	if err != nil && err != io.EOF {
-		return nil, err
+// whether the file goes on past limit. size (from the handle's fstat) sizes
+// the buffer; a file that grew since is still read to its end or limit+1.
+func readPage(f *os.File, offset int64, limit int, size int64) ([]byte, error) {
+	want := limit + 1
+	if rest := size - offset; rest >= 0 && rest < int64(limit) {
+		want = int(rest) + 1
 	}
-	return buf[:n], nil
+	buf := make([]byte, 0, want)
+	for len(buf) <= limit {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(cap(buf), limit+1-len(buf)))
+		}
+		n, err := f.ReadAt(buf[len(buf):cap(buf)], offset+int64(len(buf)))
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return buf, nil
 }
 
 // cutToRune drops a UTF-8 sequence cut in half at the end of a page, so the
@@ -103,4 +118,35 @@ func cutToRune(b []byte) []byte {
 func hashOf(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+const (
+	// MaxRuleFile bounds a rule or instruction file read whole (AGENTS.md).
+	MaxRuleFile = 2 << 20
+	// MaxManifest bounds a manifest read whole (package.json).
+	MaxManifest = 1 << 20
+)
+
+// ReadFile reads the whole regular file unsafePath, at most limit bytes,
+// under the same rules as ReadText; a larger file is refused, never cut. It
+// is for files gatehouse reads on a device's behalf to answer a method
+// (manifests, rule files, icons), bounded by the caller's limit.
+func (r *Root) ReadFile(g trust.Grant, unsafePath string, limit int) ([]byte, error) {
+	a := access{op: "read", grant: g, root: true}
+	f, st, rel, err := r.openFile(a, unsafePath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st.Size > int64(limit) {
+		return nil, pathErr(a.op, rel, ErrTooLarge)
+	}
+	data, err := readPage(f, 0, limit, st.Size)
+	if err != nil {
+		return nil, pathErr(a.op, rel, err)
+	}
+	if len(data) > limit {
+		return nil, pathErr(a.op, rel, ErrTooLarge)
+	}
+	return data, nil
 }

@@ -1,0 +1,32 @@
+# The one test command (README, .ci/run): everything a clean checkout needs.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+.PHONY: test deps vet darwin staticcheck unit benchcheck build
+
+test: deps vet darwin staticcheck unit benchcheck
+
+# Debian packages the tests use, installed when missing (needs root or sudo).
+deps:
+	@./scripts/deps.sh
+
+vet:
+	go vet ./...
+
+# The portable paths (macOS has no openat2 or O_PATH) must keep building.
+darwin:
+	GOOS=darwin GOARCH=arm64 go vet ./...
+	GOOS=darwin GOARCH=arm64 go build ./...
+
+staticcheck:
+	go run $(STATICCHECK) ./...
+
+unit:
+	go test -race -timeout 20m ./...
+
+# Benchmarks are not judged in CI, only run once so they keep working; -short
+# skips the ones that need large fixtures built outside CI.
+benchcheck:
+	go test -short -run '^$$' -bench . -benchtime 1x -timeout 10m ./...
+
+build:
+	go build -o gatehouse ./cmd/gatehouse

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+
+	"github.com/gatehouse/gatehouse/fsguard"
+)
+
+func init() {
+	register(&command{
+		name:    "doctor",
+		summary: "say what protects this computer right now",
+		usage:   "",
+		help: `Reports what protects this computer right now: how files are opened
+(openat2 or the fallback walk), the state folder and its permissions, whether
+any state file is unreadable (and so treated as empty), the Full access
+switch, and the devices with a grant. Exits 1 when something needs attention.`,
+		setup: func(fs *flag.FlagSet) func(*env, []string) int { return runDoctor },
+	})
+}
+
+func runDoctor(e *env, args []string) int {
+	if len(args) > 0 {
+		return usageError(e, named("doctor"), "takes no arguments")
+	}
+	code := exitOK
+	warn := func(format string, a ...any) {
+		fmt.Fprintf(e.stdout, "  ! "+format+"\n", a...)
+		code = exitFound
+	}
+	fmt.Fprintf(e.stdout, "gatehouse %s on %s/%s\n", version, runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(e.stdout, "file opens: %s\n", fsguard.Mechanism())
+
+	store, c := openState(e)
+	if store == nil {
+		return c
+	}
+	fmt.Fprintf(e.stdout, "state folder: %s\n", store.Dir())
+	if fi, err := os.Stat(store.Dir()); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		warn("the state folder is readable by others (%v); gatehouse narrows it to 0700 when it opens it", fi.Mode().Perm())
+	}
+	for _, name := range []string{"settings.json", "grants.json", "targets.json"} {
+		if fi, err := os.Lstat(store.Dir() + "/" + name); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			warn("%s is readable by others (%v)", name, fi.Mode().Perm())
+		}
+	}
+	for _, p := range store.Problems() {
+		warn("unreadable state file, treated as empty: %v", p)
+	}
+	if store.FullAccess() {
+		fmt.Fprintln(e.stdout, "Full access for remote devices: on (phones run git as you do, hooks included)")
+	} else {
+		fmt.Fprintln(e.stdout, "Full access for remote devices: off (phones get the closed gate)")
+	}
+	grants := store.Grants()
+	ids := make([]string, 0, len(grants))
+	for id := range grants {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	fmt.Fprintf(e.stdout, "devices with a grant: %d\n", len(ids))
+	for _, id := range ids {
+		g := grants[id]
+		fmt.Fprintf(e.stdout, "  %s  %-7s key %s  %s\n", id, g.Grant, g.Fingerprint, g.Name)
+	}
+	fmt.Fprintf(e.stdout, "served folders: %d\n", len(store.Targets()))
+	if code == exitOK {
+		fmt.Fprintln(e.stdout, "ok")
+	}
+	return code
+}
