@@ -37,3 +37,25 @@ func joinRel(dir, name string) string {
 func isDir(st *unix.Stat_t) bool     { return st.Mode&unix.S_IFMT == unix.S_IFDIR }
 func isRegular(st *unix.Stat_t) bool { return st.Mode&unix.S_IFMT == unix.S_IFREG }
 func isLink(st *unix.Stat_t) bool    { return st.Mode&unix.S_IFMT == unix.S_IFLNK }
+
+// confirm checks that the read descriptor fd is the inode st described and
+// still passes check (a hard link made meanwhile shows here), and leaves it
+// blocking for reads. It closes fd when it refuses.
+func confirm(fd int, st *unix.Stat_t, check func(*unix.Stat_t) error) (int, unix.Stat_t, error) {
+	var now unix.Stat_t
+	err := unix.Fstat(fd, &now)
+	if err == nil && !sameFile(st, &now) {
+		err = ErrChanged
+	}
+	if err == nil {
+		err = check(&now)
+	}
+	if err == nil {
+		err = unix.SetNonblock(fd, false)
+	}
+	if err != nil {
+		_ = unix.Close(fd)
+		return -1, *st, err
+	}
+	return fd, now, nil
+}

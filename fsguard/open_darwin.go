@@ -92,16 +92,7 @@ func openFileIn(rootfd int, rel string, check func(*unix.Stat_t) error) (int, un
 		}
 		return -1, st, err
 	}
-	var st2 unix.Stat_t
-	if err := unix.Fstat(fd, &st2); err != nil || !sameFile(&st, &st2) || unix.SetNonblock(fd, false) != nil {
-		_ = unix.Close(fd)
-		return -1, st, ErrChanged
-	}
-	if err := check(&st2); err != nil {
-		_ = unix.Close(fd)
-		return -1, st, err
-	}
-	return fd, st2, nil
+	return confirm(fd, &st, check)
 }
 
 func openDirIn(rootfd int, rel string) (int, error) {

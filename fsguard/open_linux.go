@@ -172,16 +172,7 @@ func openFileIn(rootfd int, rel string, check func(*unix.Stat_t) error) (int, un
 	if err != nil {
 		return -1, st, err
 	}
-	var st2 unix.Stat_t
-	if err := unix.Fstat(fd, &st2); err != nil || !sameFile(&st, &st2) {
-		_ = unix.Close(fd)
-		return -1, st, ErrChanged
-	}
-	if err := check(&st2); err != nil {
-		_ = unix.Close(fd)
-		return -1, st, err
-	}
-	return fd, st2, nil
+	return confirm(fd, &st, check)
 }
 
 // reopen turns an O_PATH handle into a read descriptor for the same inode,
@@ -198,11 +189,7 @@ func reopen(h, rootfd int, rel string) (int, error) {
 	if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EACCES) {
 		return -1, err
 	}
-	fd, err = walkIn(rootfd, rel, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY)
-	if err == nil {
-		err = unix.SetNonblock(fd, false)
-	}
-	return fd, err
+	return walkIn(rootfd, rel, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY)
 }
 
 // openDirIn opens the folder rel for listing.
