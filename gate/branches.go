@@ -1,0 +1,220 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+// maxRefs bounds the branches one listing returns.
+const maxRefs = 10_000
+
+// Branches lists local and remote-tracking branches.
+type Branches struct {
+	Current   string   `json:"current"` // "" when detached
+	Local     []string `json:"local"`
+	Remote    []string `json:"remote"`
+	Truncated bool     `json:"truncated,omitempty"`
+}
+
+// Branches reads the branch list (for-each-ref with full ref names, no
+// committer-date sort: that reads commits, and in a partial clone would
+// fetch them).
+func (r *Repo) Branches(ctx context.Context, t trust.Trust) (*Branches, error) {
+	d, err := r.decide(ctx, t, readGate, "see its branches")
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.run(ctx, t, d, call{sub: subForEachRef,
+		opts: []string{"--format=%(HEAD)%(refname)", "refs/heads", "refs/remotes"}})
+	if err != nil {
+		return nil, err
+	}
+	b := &Branches{Local: []string{}, Remote: []string{}, Truncated: res.truncated}
+	for line := range strings.SplitSeq(string(res.stdout), "\n") {
+		if len(line) < 2 {
+			continue
+		}
+		if len(b.Local)+len(b.Remote) >= maxRefs {
+			b.Truncated = true
+			break
+		}
+		current, ref := line[0] == '*', line[1:]
+		if name, ok := strings.CutPrefix(ref, "refs/heads/"); ok {
+			b.Local = append(b.Local, name)
+			if current {
+				b.Current = name
+			}
+		} else if name, ok := strings.CutPrefix(ref, "refs/remotes/"); ok && !strings.HasSuffix(name, "/HEAD") {
+			b.Remote = append(b.Remote, name)
+		}
+	}
+	return b, nil
+}
+
+// Switch checks out another branch (a remote-tracking one creates its local
+// branch). It never runs hooks, for anyone (no post-checkout), and with the
+// switch off needs the Change gate: a checkout runs smudge filters.
+func (r *Repo) Switch(ctx context.Context, t trust.Trust, branch string) error {
+	if !ValidBranch(branch) {
+		return ErrBadRef
+	}
+	unlock, err := r.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	d, err := r.decide(ctx, t, changeGate, "switch branches")
+	if err != nil {
+		return err
+	}
+	_, err = r.run(ctx, t, d, call{sub: subSwitch, config: noHooks,
+		opts: []string{"-q", "--no-recurse-submodules"}, args: []string{branch}})
+	return gitChangeError(err)
+}
+
+// noHooks is forced on the calls that never run hooks, for the desktop too:
+// switching branches and adding worktrees (seed Round 4).
+var noHooks = []Option{{"core.hooksPath", "/dev/null", "this operation never runs hooks, for anyone"}}
+
+// gitChangeError turns git's usual refusals of a change into sentences.
+func gitChangeError(err error) error {
+	var ee *ExitError
+	if !errors.As(err, &ee) {
+		return err
+	}
+	switch s := ee.Stderr; {
+	case strings.Contains(s, "would be overwritten"), strings.Contains(s, "contains modified or untracked files"):
+		return errors.Join(ErrDirty, err)
+	case strings.Contains(s, "invalid reference"), strings.Contains(s, "unknown revision"),
+		strings.Contains(s, "not a commit"), strings.Contains(s, "did not match any"):
+		return errors.Join(ErrUnknownRef, err)
+	case strings.Contains(s, "already exists"):
+		return errors.Join(ErrExists, err)
+	}
+	return err
+}
+
+// CommitInfo is one entry of a log.
+type CommitInfo struct {
+	OID     string `json:"oid"`
+	Subject string `json:"subject"`
+	Author  string `json:"author"`
+	Date    string `json:"date"` // ISO 8601
+}
+
+// Log is a page of history.
+type Log struct {
+	Commits []CommitInfo `json:"commits"`
+	// Next is the commit to pass as before for the next page, "" at the end.
+	Next string `json:"next,omitempty"`
+}
+
+// MaxLog bounds a page of history.
+const MaxLog = 200
+
+// Log lists up to limit commits of the first-parent history of HEAD, or of
+// before when given (a page's Next).
+func (r *Repo) Log(ctx context.Context, t trust.Trust, limit int, before string) (*Log, error) {
+	if limit <= 0 || limit > MaxLog {
+		limit = 50
+	}
+	start := "HEAD"
+	if before != "" {
+		if !ValidOID(before) {
+			return nil, ErrBadOID
+		}
+		start = before
+	}
+	d, err := r.decide(ctx, t, readGate, "see its history")
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.run(ctx, t, d, call{sub: subLog,
+		opts: append([]string{"--first-parent", "--no-show-signature", "--no-mailmap", "-z",
+			"--format=%H%x1f%s%x1f%an%x1f%aI", "-n", strconv.Itoa(limit + 1)}, diffFlags...),
+		args: []string{start}})
+	if err != nil {
+		var ee *ExitError
+		if errors.As(err, &ee) && (strings.Contains(ee.Stderr, "does not have any commits") || strings.Contains(ee.Stderr, "unknown revision")) {
+			if before == "" {
+				return &Log{Commits: []CommitInfo{}}, nil
+			}
+			return nil, errors.Join(ErrUnknownRef, err)
+		}
+		return nil, err
+	}
+	l := &Log{Commits: []CommitInfo{}}
+	for rec := range bytes.SplitSeq(res.stdout, []byte{0}) {
+		f := strings.Split(strings.TrimPrefix(string(rec), "\n"), "\x1f")
+		if len(f) != 4 {
+			continue
+		}
+		if len(l.Commits) == limit {
+			l.Next = f[0]
+			break
+		}
+		l.Commits = append(l.Commits, CommitInfo{OID: f[0], Subject: f[1], Author: f[2], Date: f[3]})
+	}
+	return l, nil
+}
+
+// Shown is one commit with its diff.
+type Shown struct {
+	Commit        CommitInfo `json:"commit"`
+	Diff          string     `json:"diff"`
+	Truncated     bool       `json:"truncated"`
+	HiddenSecrets int        `json:"hiddenSecrets,omitempty"`
+}
+
+// Show returns a commit and its diff (of one path when given), with secret
+// files left out below full, as Diff does.
+func (r *Repo) Show(ctx context.Context, t trust.Trust, g trust.Grant, oid, path string) (*Shown, error) {
+	if !ValidOID(oid) {
+		return nil, ErrBadOID
+	}
+	v := viewer{t, g}
+	c := call{sub: subShow, args: []string{oid}}
+	if path != "" {
+		p, err := cleanPaths([]string{path}, 1)
+		if err != nil {
+			return nil, err
+		}
+		if _, secret := r.root.Secret(p[0]); secret && v.hidesSecrets() {
+			return nil, ErrSecret
+		}
+		c.paths = p
+	}
+	d, err := r.decide(ctx, t, readGate, "see this commit")
+	if err != nil {
+		return nil, err
+	}
+	c.opts = append([]string{"--no-show-signature", "--no-mailmap", "--find-renames",
+		"--format=%H%x1f%s%x1f%an%x1f%aI%x1f"}, diffFlags...)
+	if t.Closed() {
+		c.opts = append(c.opts, "--no-textconv")
+	}
+	res, err := r.run(ctx, t, d, c)
+	if err != nil {
+		var ee *ExitError
+		if errors.As(err, &ee) && strings.Contains(ee.Stderr, "unknown revision") {
+			return nil, errors.Join(ErrUnknownRef, err)
+		}
+		return nil, err
+	}
+	head, patch, _ := bytes.Cut(res.stdout, []byte("\x1f\n"))
+	patch = bytes.TrimPrefix(patch, []byte("\n"))
+	f := strings.Split(string(head), "\x1f")
+	if len(f) != 4 {
+		return nil, ErrUnknownRef
+	}
+	s := &Shown{Commit: CommitInfo{OID: f[0], Subject: f[1], Author: f[2], Date: f[3]}}
+	var buf bytes.Buffer
+	s.HiddenSecrets = r.filterPatch(&buf, patch, v, false)
+	s.Diff, s.Truncated = cut(buf.Bytes(), res.truncated)
+	return s, nil
+}

@@ -1,0 +1,296 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+// MaxMessage bounds a commit message.
+const MaxMessage = 64 << 10
+
+// CommitResult is what a commit made.
+type CommitResult struct {
+	OID    string `json:"oid"`
+	Pushed bool   `json:"pushed,omitempty"`
+}
+
+// Commit commits what is staged, with message, and pushes when push is set.
+// Hooks run only for the desktop or with the switch on; for a closed gate
+// the Change gate decides first, no hook or signing program runs, and a
+// staged path that is hard-linked on disk refuses the commit.
+func (r *Repo) Commit(ctx context.Context, t trust.Trust, message string, push bool) (*CommitResult, error) {
+	if message == "" || len(message) > MaxMessage || !utf8.ValidString(message) || strings.ContainsRune(message, 0) {
+		return nil, ErrMessage
+	}
+	unlock, err := r.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	action := "commit"
+	if push {
+		action = "commit and push"
+	}
+	d, err := r.decide(ctx, t, changeGate, action)
+	if err != nil {
+		return nil, err
+	}
+	staged, err := r.stagedPaths(ctx, t, d)
+	if err != nil {
+		return nil, err
+	}
+	if len(staged) == 0 {
+		return nil, ErrNothingToCommit
+	}
+	if !t.IsDesktop() {
+		for _, p := range staged {
+			if info, err := r.root.Stat(p); err == nil && info.Kind == "file" && info.Links > 1 {
+				return nil, refuseHardLinked(p, "commit")
+			}
+		}
+	}
+	opts := []string{"-q", "--file=-", "--cleanup=strip"}
+	if t.Closed() {
+		opts = append(opts, "--no-verify", "--no-gpg-sign")
+	}
+	if _, err := r.run(ctx, t, d, call{sub: subCommit, opts: opts, stdin: strings.NewReader(message)}); err != nil {
+		return nil, err
+	}
+	oid, err := r.head(ctx, t, d)
+	if err != nil {
+		return nil, err
+	}
+	res := &CommitResult{OID: oid}
+	if push {
+		if err := r.push(ctx, t, d); err != nil {
+			return res, err
+		}
+		res.Pushed = true
+	}
+	return res, nil
+}
+
+// stagedPaths lists the paths the index changes against HEAD.
+func (r *Repo) stagedPaths(ctx context.Context, t trust.Trust, d *decision) ([]string, error) {
+	opts := []string{"--cached", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-color"}
+	if t.Closed() {
+		opts = append(opts, "--ignore-submodules=all")
+	}
+	res, err := r.run(ctx, t, d, call{sub: subDiff, opts: opts})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for p := range bytes.SplitSeq(res.stdout, []byte{0}) {
+		if len(p) > 0 {
+			out = append(out, string(p))
+		}
+	}
+	return out, nil
+}
+
+// head returns HEAD's commit id.
+func (r *Repo) head(ctx context.Context, t trust.Trust, d *decision) (string, error) {
+	res, err := r.run(ctx, t, d, call{sub: subRevParse, opts: []string{"--verify", "-q", "HEAD"}})
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(res.stdout)), nil
+}
+
+// Push pushes the current branch: to its upstream, or to origin (else the
+// first remote by name) setting the upstream. Pushes keep the user's own
+// credential helper and SSH agent; with the switch off the transports are
+// pinned (no local path, no file://, no ext::) and no hook runs.
+func (r *Repo) Push(ctx context.Context, t trust.Trust) error {
+	unlock, err := r.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	d, err := r.decide(ctx, t, changeGate, "push")
+	if err != nil {
+		return err
+	}
+	return r.push(ctx, t, d)
+}
+
+func (r *Repo) push(ctx context.Context, t trust.Trust, d *decision) error {
+	st, err := r.status(ctx, t, d)
+	if err != nil {
+		return err
+	}
+	if st.Branch == "" {
+		return ErrDetached
+	}
+	opts := []string{"--porcelain", "--no-recurse-submodules"}
+	if t.Closed() {
+		opts = append(opts, "--no-verify")
+	}
+	c := call{sub: subPush, opts: opts}
+	if st.Upstream == "" {
+		remote, err := r.defaultRemote(ctx, t, d)
+		if err != nil {
+			return err
+		}
+		c.opts = append(c.opts, "--set-upstream")
+		c.args = []string{remote, "HEAD"}
+	}
+	_, err = r.run(ctx, t, d, c)
+	return err
+}
+
+// remotes lists the checkout's remotes by name.
+func (r *Repo) remotes(ctx context.Context, t trust.Trust, d *decision) ([]string, error) {
+	res, err := r.run(ctx, t, d, call{sub: subRemote})
+	if err != nil {
+		return nil, err
+	}
+	names := strings.Fields(string(res.stdout))
+	sort.Strings(names)
+	return names, nil
+}
+
+// defaultRemote is origin, else the first remote by name.
+func (r *Repo) defaultRemote(ctx context.Context, t trust.Trust, d *decision) (string, error) {
+	names, err := r.remotes(ctx, t, d)
+	if err != nil {
+		return "", err
+	}
+	if len(names) == 0 {
+		return "", ErrNoRemote
+	}
+	for _, n := range names {
+		if n == "origin" {
+			return n, nil
+		}
+	}
+	if !isRemoteName(names[0]) {
+		return "", ErrNoRemote
+	}
+	return names[0], nil
+}
+
+// FetchResult lists the refs a fetch changed.
+type FetchResult struct {
+	Updated []string `json:"updated"`
+}
+
+// Fetch fetches from the current branch's remote (or origin): no submodule
+// recursion, no lazy fetch, transports pinned for a closed gate. A fetch
+// writes refs and can run reference hooks, so it needs the Change gate.
+func (r *Repo) Fetch(ctx context.Context, t trust.Trust) (*FetchResult, error) {
+	unlock, err := r.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	d, err := r.decide(ctx, t, changeGate, "fetch")
+	if err != nil {
+		return nil, err
+	}
+	return r.fetch(ctx, t, d)
+}
+
+func (r *Repo) fetch(ctx context.Context, t trust.Trust, d *decision) (*FetchResult, error) {
+	before, err := r.refs(ctx, t, d)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.defaultRemote(ctx, t, d); err != nil {
+		return nil, err
+	}
+	if _, err := r.run(ctx, t, d, call{sub: subFetch, opts: []string{"-q", "--no-recurse-submodules", "--no-write-fetch-head"}}); err != nil {
+		return nil, err
+	}
+	after, err := r.refs(ctx, t, d)
+	if err != nil {
+		return nil, err
+	}
+	res := &FetchResult{Updated: []string{}}
+	for name, oid := range after {
+		if before[name] != oid {
+			res.Updated = append(res.Updated, name)
+		}
+	}
+	sort.Strings(res.Updated)
+	return res, nil
+}
+
+// refs maps every ref name to its commit id.
+func (r *Repo) refs(ctx context.Context, t trust.Trust, d *decision) (map[string]string, error) {
+	res, err := r.run(ctx, t, d, call{sub: subForEachRef, opts: []string{"--format=%(objectname) %(refname)"}})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for line := range strings.SplitSeq(string(res.stdout), "\n") {
+		if oid, name, ok := strings.Cut(line, " "); ok {
+			out[name] = oid
+		}
+	}
+	return out, nil
+}
+
+// PullResult is where a pull left the branch.
+type PullResult struct {
+	OID         string `json:"oid"`
+	FastForward bool   `json:"fastForward"`
+}
+
+// Pull fetches and fast-forwards the current branch to its upstream;
+// anything else (the branch has commits of its own, local changes in the
+// way) is refused with a sentence, never merged.
+func (r *Repo) Pull(ctx context.Context, t trust.Trust) (*PullResult, error) {
+	unlock, err := r.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	d, err := r.decide(ctx, t, changeGate, "pull")
+	if err != nil {
+		return nil, err
+	}
+	st, err := r.status(ctx, t, d)
+	if err != nil {
+		return nil, err
+	}
+	if st.Branch == "" {
+		return nil, ErrDetached
+	}
+	if st.Upstream == "" {
+		return nil, ErrNoUpstream
+	}
+	if _, err := r.fetch(ctx, t, d); err != nil {
+		return nil, err
+	}
+	// A .gitmodules or config that arrived with the fetch is seen here.
+	if d, err = r.decide(ctx, t, changeGate, "pull"); err != nil {
+		return nil, err
+	}
+	opts := []string{"--ff-only", "-q"}
+	if t.Closed() {
+		opts = append(opts, "--no-verify")
+	}
+	if _, err := r.run(ctx, t, d, call{sub: subMerge, opts: opts, args: []string{"@{upstream}"}}); err != nil {
+		var ee *ExitError
+		if errors.As(err, &ee) {
+			if strings.Contains(ee.Stderr, "would be overwritten") {
+				return nil, ErrDirty
+			}
+			return nil, ErrNotFastForward
+		}
+		return nil, err
+	}
+	oid, err := r.head(ctx, t, d)
+	if err != nil {
+		return nil, err
+	}
+	return &PullResult{OID: oid, FastForward: true}, nil
+}

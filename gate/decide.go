@@ -1,0 +1,301 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gatehouse/gatehouse/internal/fileid"
+	"github.com/gatehouse/gatehouse/internal/refusal"
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+// level is which gate an operation needs.
+type level int
+
+const (
+	// readGate: status, diff, log, show, branches, ahead/behind, worktree
+	// status.
+	readGate level = iota + 1
+	// changeGate: stage, discard, commit, push, fetch, pull, switch,
+	// worktree create, merge and remove.
+	changeGate
+)
+
+// entry is one line of git's config listing.
+type entry struct {
+	key, value string
+	hasValue   bool
+}
+
+// Finding is one config entry a gate refuses, for the audit.
+type Finding struct {
+	Key    string `json:"key"`
+	Value  string `json:"value,omitempty"`
+	Gate   string `json:"gate"` // "read" (both gates refuse it) or "change"
+	Reason string `json:"reason"`
+}
+
+// decision is what the config listing decided for closed calls.
+type decision struct {
+	findings  []Finding
+	badFilter []string // filter drivers whose names cannot go on the command line
+	overrides []Option // every local filter driver switched off (the Read gate)
+	tooLarge  bool
+}
+
+// open is the decision for the desktop and a phone with the switch on: no
+// gate, no overrides. The runner still pins the repository and applies
+// everything forced for everyone.
+var openDecision = &decision{}
+
+// cached is the last decision and the identity of every file it read.
+type cached struct {
+	ids [3]fileid.ID // config, config.worktree, objects/info/alternates
+	d   *decision
+}
+
+// decide makes (or reuses) the decision for an operation at lvl and refuses
+// when the gate says no, naming action in the sentence. It runs before the
+// operation's first git call. For an open trust it decides nothing.
+func (r *Repo) decide(ctx context.Context, t trust.Trust, lvl level, action string) (*decision, error) {
+	if !t.Closed() {
+		return openDecision, nil
+	}
+	d, err := r.cachedDecision(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.check(lvl, action); err != nil {
+		return nil, err
+	}
+	if lvl == changeGate && r.hasSubmodules() {
+		return nil, refuseSubmodules(action)
+	}
+	return d, nil
+}
+
+// configFiles are the files a decision depends on, in the order of
+// cached.ids.
+func (r *Repo) configFiles() [3]string {
+	return [3]string{
+		filepath.Join(r.commonDir, "config"),
+		filepath.Join(r.gitDir, "config.worktree"),
+		filepath.Join(r.commonDir, "objects", "info", "alternates"),
+	}
+}
+
+func (r *Repo) identities() ([3]fileid.ID, error) {
+	var ids [3]fileid.ID
+	for i, p := range r.configFiles() {
+		id, err := fileid.Lstat(p)
+		if err != nil {
+			return ids, fmt.Errorf("gate: %w", err)
+		}
+		ids[i] = id
+	}
+	return ids, nil
+}
+
+// cachedDecision returns the decision for the config as it is now: from the
+// cache when no file it read changed (a few lstats, no process), else from a
+// fresh listing (one git process, two with per-worktree config).
+func (r *Repo) cachedDecision(ctx context.Context, t trust.Trust) (*decision, error) {
+	ids, err := r.identities()
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	c := r.cache
+	r.mu.Unlock()
+	if c.d != nil && c.ids == ids {
+		return c.d, nil
+	}
+	if ids[2] != c.ids[2] {
+		if err := r.checkAlternates(); err != nil {
+			return nil, err
+		}
+	}
+	d, err := r.freshDecision(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.cache = cached{ids: ids, d: d}
+	r.mu.Unlock()
+	return d, nil
+}
+
+// freshDecision lists the local config (and the worktree config when
+// extensions.worktreeConfig is on) through git itself, never a parser of
+// gatehouse's own: a parser that read a file differently from git would be a
+// hole (CVE-2025-48384 is such a difference).
+func (r *Repo) freshDecision(ctx context.Context, t trust.Trust) (*decision, error) {
+	listing := &decision{} // the bootstrap call needs no overrides: listing runs no filter
+	entries, large, err := r.listConfig(ctx, t, listing, "--local")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if e.key == "extensions.worktreeconfig" {
+			if on, _ := parseBool(e.value, e.hasValue); on {
+				more, l2, err := r.listConfig(ctx, t, listing, "--worktree")
+				if err != nil {
+					return nil, err
+				}
+				entries, large = append(entries, more...), large || l2
+			}
+		}
+	}
+	d := classify(entries)
+	d.tooLarge = large
+	return d, nil
+}
+
+func (r *Repo) listConfig(ctx context.Context, t trust.Trust, d *decision, scope string) ([]entry, bool, error) {
+	res, err := r.run(ctx, t, d, call{sub: subConfig, opts: []string{scope, "--list", "-z"}, okExit: []int{1}})
+	if err != nil {
+		return nil, false, err
+	}
+	return parseListing(res.stdout), res.truncated, nil
+}
+
+// parseListing reads `git config --list -z`: "key\nvalue\0", or "key\0" for
+// a key with no value.
+func parseListing(out []byte) []entry {
+	var es []entry
+	for rec := range bytes.SplitSeq(out, []byte{0}) {
+		if len(rec) == 0 {
+			continue
+		}
+		k, v, has := bytes.Cut(rec, []byte{'\n'})
+		es = append(es, entry{key: string(k), value: string(v), hasValue: has})
+	}
+	return es
+}
+
+// classify applies the Read gate's refusals and the Change gate's allowlist
+// to every entry, and collects the filter drivers to switch off.
+func classify(entries []entry) *decision {
+	d := &decision{}
+	drivers := map[string]bool{}
+	for _, e := range entries {
+		if sec, rest, _ := strings.Cut(e.key, "."); sec == "filter" {
+			if i := strings.LastIndexByte(rest, '.'); i > 0 {
+				drivers[rest[:i]] = true
+			}
+		}
+		if r, ok := firstRule(readRefusals, e.key); ok && refuses(r, e.value, e.hasValue) {
+			d.findings = append(d.findings, Finding{Key: e.key, Value: e.value, Gate: "read", Reason: r.Reason})
+			continue
+		}
+		if r, ok := firstRule(allowlist, e.key); ok && valueOK(r.Value, e.value, e.hasValue) {
+			continue
+		} else if ok {
+			d.findings = append(d.findings, Finding{Key: e.key, Value: e.value, Gate: "change",
+				Reason: "the allowlist takes only " + describe(r.Value) + " here"})
+			continue
+		}
+		d.findings = append(d.findings, Finding{Key: e.key, Value: e.value, Gate: "change", Reason: reasonFor(e.key)})
+	}
+	names := make([]string, 0, len(drivers))
+	for n := range drivers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if strings.ContainsAny(n, "=\n\x00") {
+			d.badFilter = append(d.badFilter, n)
+			continue
+		}
+		d.overrides = append(d.overrides,
+			Option{"filter." + n + ".clean", "", "switch off the checkout's own clean filter"},
+			Option{"filter." + n + ".smudge", "", "switch off its smudge filter"},
+			Option{"filter." + n + ".process", "", "switch off its long-running filter process"},
+			Option{"filter." + n + ".required", "false", "a switched-off filter must not fail the command"},
+		)
+	}
+	return d
+}
+
+func firstRule(rules []configRule, key string) (configRule, bool) {
+	for _, r := range rules {
+		if matchRule(r.Pattern, key) {
+			return r, true
+		}
+	}
+	return configRule{}, false
+}
+
+func describe(k valueKind) string {
+	switch k {
+	case boolValue:
+		return "a true or false value"
+	case networkURL:
+		return "a plain https, http, ssh or git URL, or host:path"
+	case remoteRef:
+		return "a remote's name or a plain network URL"
+	}
+	return "some values"
+}
+
+// reasonFor says why a key the allowlist does not know is refused: what
+// git's documentation says keys of its family do.
+func reasonFor(key string) string {
+	for _, k := range programKeys {
+		if matchRule(k.Pattern, key) {
+			return k.Reason
+		}
+	}
+	return "not on the allowlist of keys known to run nothing"
+}
+
+// check refuses what the gate at lvl refuses.
+func (d *decision) check(lvl level, action string) error {
+	if d.tooLarge {
+		return refusal.Errorf(ErrConfigTooLarge,
+			"This repository's git config is too large to check; turn on Full access for remote devices on this computer to %s from the phone.", action)
+	}
+	var keys []string
+	for _, f := range d.findings {
+		if f.Gate == "read" || lvl == changeGate {
+			keys = append(keys, f.Key)
+		}
+	}
+	if len(d.badFilter) > 0 {
+		keys = append(keys, "filter."+d.badFilter[0])
+	}
+	if len(keys) > 0 {
+		return refuseConfig(uniq(keys), action)
+	}
+	return nil
+}
+
+func uniq(keys []string) []string {
+	seen := map[string]bool{}
+	out := keys[:0]
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// hasSubmodules reports a .gitmodules in the checkout or a modules folder in
+// the git folder: a submodule carries its own config, which the gate never
+// reads (seed Round 7). Two lstats, no cache: a .gitmodules that arrived with
+// a pull is seen by the next change.
+func (r *Repo) hasSubmodules() bool {
+	for _, p := range []string{filepath.Join(r.workTree, ".gitmodules"), filepath.Join(r.commonDir, "modules"), filepath.Join(r.gitDir, "modules")} {
+		if _, err := os.Lstat(p); err == nil {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,256 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/gatehouse/gatehouse/fsguard"
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+// MaxDiff is where a diff reply is cut.
+const MaxDiff = 120 << 10
+
+// maxPreviews bounds the untracked files previewed in one diff.
+const maxPreviews = 5_000
+
+// Diff is a checkout's changes as a unified diff.
+type Diff struct {
+	Diff      string `json:"diff"`
+	Truncated bool   `json:"truncated"`
+	// HiddenSecrets counts the files left out: secret files below the full
+	// grant, hard-linked files for every device, and sections whose names
+	// could not be read.
+	HiddenSecrets int `json:"hiddenSecrets,omitempty"`
+}
+
+// DiffOptions choose what Diff shows.
+type DiffOptions struct {
+	Path   string // one file ("" for all), relative to the checkout
+	Staged bool   // the index against HEAD, instead of the work tree against the index
+}
+
+// diffFlags are on every diff, log and show: names always carry a/ and b/
+// (seed Round 10), no colour codes, no external diff program.
+var diffFlags = []string{"--no-color", "--no-ext-diff", "--src-prefix=a/", "--dst-prefix=b/"}
+
+// viewer is who a diff is for, as the filter needs it.
+type viewer struct {
+	t trust.Trust
+	g trust.Grant
+}
+
+// hidesSecrets: below the full grant (and never for the desktop).
+func (v viewer) hidesSecrets() bool { return !v.t.IsDesktop() && !v.g.SeesSecrets() }
+
+// hidesLinks: every device; the desktop sees its own files.
+func (v viewer) hidesLinks() bool { return !v.t.IsDesktop() }
+
+// Diff returns the diff of the work tree (with untracked files previewed) or
+// of the index, for a caller with trust t and grant g.
+func (r *Repo) Diff(ctx context.Context, t trust.Trust, g trust.Grant, o DiffOptions) (*Diff, error) {
+	v := viewer{t, g}
+	var path string
+	if o.Path != "" {
+		p, err := cleanPaths([]string{o.Path}, 1)
+		if err != nil {
+			return nil, err
+		}
+		path = p[0]
+		if v.hidesSecrets() {
+			if _, secret := r.root.Secret(path); secret {
+				return nil, ErrSecret
+			}
+		}
+	}
+	d, err := r.decide(ctx, t, readGate, "see its changes")
+	if err != nil {
+		return nil, err
+	}
+	opts := append([]string{"--find-renames"}, diffFlags...)
+	if t.Closed() {
+		opts = append(opts, "--no-textconv", "--ignore-submodules=all")
+	}
+	if o.Staged {
+		opts = append(opts, "--cached")
+	}
+	c := call{sub: subDiff, opts: opts}
+	if path != "" {
+		c.paths = []string{path}
+	}
+	var (
+		res      *result
+		diffErr  error
+		untrack  []string
+		listErr  error
+		parallel sync.WaitGroup
+	)
+	if !o.Staged {
+		parallel.Go(func() { untrack, listErr = r.untracked(ctx, t, d, path) })
+	}
+	res, diffErr = r.run(ctx, t, d, c)
+	parallel.Wait()
+	if diffErr != nil {
+		return nil, diffErr
+	}
+	if listErr != nil {
+		return nil, listErr
+	}
+	out := &Diff{Truncated: res.truncated}
+	var buf bytes.Buffer
+	out.HiddenSecrets = r.filterPatch(&buf, res.stdout, v, true)
+	out.HiddenSecrets += r.previews(&buf, untrack, v)
+	out.Diff, out.Truncated = cut(buf.Bytes(), out.Truncated)
+	return out, nil
+}
+
+// untracked lists untracked files (honouring .gitignore), for previews.
+func (r *Repo) untracked(ctx context.Context, t trust.Trust, d *decision, path string) ([]string, error) {
+	c := call{sub: subLsFiles, opts: []string{"--others", "--exclude-standard", "-z"}}
+	if path != "" {
+		c.paths = []string{path}
+	}
+	res, err := r.run(ctx, t, d, c)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for p := range bytes.SplitSeq(res.stdout, []byte{0}) {
+		if len(p) > 0 {
+			files = append(files, string(p))
+		}
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// filterPatch copies the sections of patch the viewer may see into w and
+// returns how many it left out. worktree says the new side is the work tree,
+// so a hard link there matters.
+func (r *Repo) filterPatch(w *bytes.Buffer, patch []byte, v viewer, worktree bool) int {
+	head, secs := splitPatch(patch)
+	w.Write(head)
+	hidden := 0
+	for _, s := range secs {
+		if r.hides(s, v, worktree) {
+			hidden++
+			continue
+		}
+		w.Write(s.text)
+	}
+	return hidden
+}
+
+// hides decides one section: a section naming a secret (below full) or a
+// hard-linked file (for a device) by any of its names is left out, as is one
+// whose names could not all be read.
+func (r *Repo) hides(s section, v viewer, worktree bool) bool {
+	if !v.hidesSecrets() && !v.hidesLinks() {
+		return false
+	}
+	if !s.known || len(s.names) == 0 {
+		return true
+	}
+	for _, n := range s.names {
+		if v.hidesSecrets() {
+			if _, secret := r.root.Secret(n); secret {
+				return true
+			}
+		}
+		if v.hidesLinks() && worktree {
+			if info, err := r.root.Stat(n); err == nil && info.Kind == "file" && info.Links > 1 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// previews renders each untracked file as a new-file diff, from fsguard
+// reads: a secret (below full), a hard-linked file, a FIFO or a symlink never
+// reaches git's --no-index path, or anything else. It returns how many
+// files it left out for those reasons.
+func (r *Repo) previews(w *bytes.Buffer, files []string, v viewer) int {
+	hidden := 0
+	g := v.g
+	if v.t.IsDesktop() {
+		g = trust.Full
+	}
+	for i, f := range files {
+		if i >= maxPreviews || w.Len() > MaxDiff {
+			break
+		}
+		info, err := r.root.Stat(f)
+		if err != nil || info.Kind == "dir" {
+			continue
+		}
+		if info.Kind == "symlink" {
+			writeNewSymlink(w, f)
+			continue
+		}
+		txt, err := r.root.ReadText(g, f, 0)
+		switch {
+		case errors.Is(err, fsguard.ErrSecret), errors.Is(err, fsguard.ErrHardLink):
+			if !v.t.IsDesktop() || errors.Is(err, fsguard.ErrSecret) {
+				hidden++
+			}
+			continue
+		case err != nil:
+			continue // a FIFO, a device, a file that went away: nothing to show
+		}
+		writeNewFile(w, f, txt, info)
+	}
+	return hidden
+}
+
+func writeNewFile(w *bytes.Buffer, name string, txt fsguard.Text, info fsguard.Info) {
+	a, b := quoteName("a/"+name), quoteName("b/"+name)
+	mode := "100644"
+	if info.Exec {
+		mode = "100755"
+	}
+	fmt.Fprintf(w, "diff --git %s %s\nnew file mode %s\n", a, b, mode)
+	if txt.Binary {
+		fmt.Fprintf(w, "Binary files /dev/null and %s differ\n", b)
+		return
+	}
+	if txt.Text == "" {
+		return
+	}
+	text := txt.Text
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	fmt.Fprintf(w, "--- /dev/null\n+++ %s\n@@ -0,0 +1", b)
+	if len(lines) != 1 {
+		fmt.Fprintf(w, ",%d", len(lines))
+	}
+	w.WriteString(" @@\n")
+	for _, l := range lines {
+		w.WriteByte('+')
+		w.WriteString(l)
+		w.WriteByte('\n')
+	}
+	if !strings.HasSuffix(text, "\n") {
+		w.WriteString("\\ No newline at end of file\n")
+	}
+}
+
+func writeNewSymlink(w *bytes.Buffer, name string) {
+	fmt.Fprintf(w, "diff --git %s %s\nnew file mode 120000\n", quoteName("a/"+name), quoteName("b/"+name))
+}
+
+// cut bounds a diff at MaxDiff, at a line end when it can.
+func cut(b []byte, truncated bool) (string, bool) {
+	if len(b) <= MaxDiff {
+		return string(b), truncated
+	}
+	b = b[:MaxDiff]
+	if i := bytes.LastIndexByte(b, '\n'); i > 0 {
+		b = b[:i+1]
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD"), true
+}

@@ -1,0 +1,103 @@
+package gate
+
+import (
+	"context"
+	"errors"
+
+	"github.com/gatehouse/gatehouse/fsguard"
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+// DiscardOptions name the files whose changes to throw away (1 to 500).
+// With SkipFolders ("Discard all"), folders and submodules among them are
+// left out and counted; without it a named folder is refused.
+type DiscardOptions struct {
+	Paths       []string
+	SkipFolders bool
+}
+
+// Discard throws away changes: tracked files are restored from HEAD (staged
+// and unstaged), and only the untracked files named are deleted. Discarding
+// a rename's new path also restores its old one. A hard-linked file is
+// never touched from a device.
+func (r *Repo) Discard(ctx context.Context, t trust.Trust, o DiscardOptions) (*StageResult, error) {
+	paths, err := cleanPaths(o.Paths, MaxDiscardPaths)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := r.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	d, err := r.decide(ctx, t, changeGate, "discard changes")
+	if err != nil {
+		return nil, err
+	}
+	res := &StageResult{}
+	var keep []string
+	for _, p := range paths {
+		info, err := r.root.Stat(p)
+		switch {
+		case err == nil && info.Kind == "dir":
+			if !o.SkipFolders {
+				return nil, ErrFolder
+			}
+			res.Skipped++
+			continue
+		case err == nil && info.Kind == "file" && info.Links > 1 && !t.IsDesktop():
+			return nil, refuseHardLinked(p, "discard")
+		case err != nil && !errors.Is(err, fsguard.ErrNotFound):
+			return nil, err
+		}
+		keep = append(keep, p)
+	}
+	st, err := r.status(ctx, t, d)
+	if err != nil {
+		return nil, err
+	}
+	var tracked, untracked []string
+	for _, f := range pick(st.Files, keep, false) {
+		switch {
+		case f.Submodule:
+			if !o.SkipFolders {
+				return nil, ErrFolder
+			}
+			res.Skipped++
+		case f.Index == "?":
+			untracked = append(untracked, f.Path)
+		default:
+			tracked = append(tracked, f.Path)
+			if f.OrigPath != "" {
+				tracked = append(tracked, f.OrigPath)
+			}
+		}
+	}
+	if err := r.restore(ctx, t, d, st.Head != "", tracked); err != nil {
+		return nil, err
+	}
+	for _, p := range untracked {
+		if err := r.root.Remove(p); err != nil && !errors.Is(err, fsguard.ErrNotFound) {
+			return nil, err
+		}
+	}
+	res.Count = len(tracked) + len(untracked)
+	return res, nil
+}
+
+// restore puts tracked paths back as HEAD has them, index and work tree. A
+// file HEAD does not have (newly added) leaves both. Before the first
+// commit there is no HEAD: the files are removed from the index and the work
+// tree.
+func (r *Repo) restore(ctx context.Context, t trust.Trust, d *decision, hasHead bool, paths []string) error {
+	for _, chunk := range chunks(paths) {
+		c := call{sub: subRestore, opts: []string{"--source=HEAD", "--staged", "--worktree"}, paths: chunk}
+		if !hasHead {
+			c = call{sub: subRm, opts: []string{"-q", "-f"}, paths: chunk}
+		}
+		if _, err := r.run(ctx, t, d, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,38 @@
+// Package gate is the only place gatehouse starts git.
+//
+// Open a served folder's Repo once (Open validates where its git folder is:
+// a real .git inside it, or a linked worktree of a served checkout; a
+// symlinked .git, a commondir or alternates leading elsewhere are refused).
+// Every operation then takes a trust.Trust, decides its gate once before its
+// first git call, and runs git only through run, which:
+//
+//   - pins the repository (GIT_DIR, GIT_WORK_TREE, GIT_COMMON_DIR, the
+//     ceiling), so git never discovers another;
+//   - rebuilds the child's environment from an allowlist, so no inherited
+//     GIT_* and no variable naming a program survives;
+//   - puts every argument in a fixed place: ref names and object ids are
+//     validated and follow --end-of-options, paths follow "--" with
+//     GIT_LITERAL_PATHSPECS set;
+//   - bounds output and time, killing the whole process group on expiry;
+//   - for a closed trust (a phone with the switch off) adds the forced
+//     options of forced.go, each with its reason.
+//
+// The gates, for a closed trust: the Read gate (status, diff, log, show,
+// branches) refuses a config with any key of readRefusals and switches off
+// every filter the config defines; the Change gate (stage, discard, commit,
+// push, fetch, pull, switch, worktrees) also refuses unless every local and
+// worktree entry is on the allowlist, and refuses submodules. Decisions come
+// from git's own config listing, cached by the config files' identity.
+// programKeys records, from git's documentation, how each key that runs a
+// program, reaches the network or names a file is kept from a phone.
+//
+// Diffs for a device leave out secret files (below the full grant) and
+// hard-linked files by every name a section carries; untracked files are
+// previewed from fsguard reads, never through git.
+//
+// Known limits: the user's own global and system config are trusted (a
+// global filter or credential helper runs as the user chose). git before
+// 2.44 has no GIT_NO_LAZY_FETCH; a partial clone is refused instead. A
+// device node or FIFO named .gitignore or .gitattributes can stall git
+// until the operation's deadline kills it.
+package gate

@@ -1,0 +1,83 @@
+package gate
+
+import (
+	"strings"
+
+	"github.com/gatehouse/gatehouse/internal/refusal"
+)
+
+// Refusals. Each carries the sentence a device is shown; callers branch on
+// them with errors.Is. Sentences that name an action or keys are built with
+// refusal.Errorf from these sentinels.
+var (
+	ErrNotCheckout = refusal.New(refusal.Refused, "not a git checkout",
+		"This folder is not a git checkout.")
+	ErrRedirected = refusal.New(refusal.Refused, "git folder redirected",
+		"This checkout's git folder is a link or points outside it, so gatehouse won't run git in it.")
+	ErrRefused = refusal.New(refusal.Refused, "repository config refused",
+		"This repository's git config runs programs; turn on Full access for remote devices on this computer to use Git on this checkout from the phone.")
+	ErrSubmodules = refusal.New(refusal.Refused, "submodules",
+		"This repository has submodules, whose own config gatehouse can't check; turn on Full access for remote devices on this computer to use Git on this checkout from the phone.")
+	ErrConfigTooLarge = refusal.New(refusal.Refused, "config too large",
+		"This repository's git config is too large to check; turn on Full access for remote devices on this computer to use Git on this checkout from the phone.")
+	ErrBusy = refusal.New(refusal.Busy, "checkout busy",
+		"Another git change is still running on this checkout.")
+	ErrHardLinked = refusal.New(refusal.Refused, "hard-linked path",
+		"A file is hard-linked elsewhere, so gatehouse won't stage it from your phone.")
+	ErrSecret = refusal.New(refusal.Refused, "secret path",
+		"This file may hold secrets. Give this phone Full access on the computer to see it.")
+	ErrBadRef = refusal.New(refusal.BadParams, "invalid ref name",
+		"This is not a valid branch name.")
+	ErrBadOID = refusal.New(refusal.BadParams, "invalid object id",
+		"This is not a valid commit id.")
+	ErrUnknownRef = refusal.New(refusal.NotFound, "unknown ref",
+		"That branch or commit does not exist here.")
+	ErrTooManyPaths = refusal.New(refusal.BadParams, "too many paths",
+		"Too many files at once.")
+	ErrNoPaths = refusal.New(refusal.BadParams, "no paths",
+		"Name at least one file.")
+	ErrFolder = refusal.New(refusal.BadParams, "folder named",
+		"This is a folder; name the files in it, or use Discard all.")
+	ErrMessage = refusal.New(refusal.BadParams, "bad commit message",
+		"Write a commit message (at most 64 KiB).")
+	ErrNothingToCommit = refusal.New(refusal.Refused, "nothing staged",
+		"Nothing is staged to commit.")
+	ErrNoUpstream = refusal.New(refusal.Refused, "no upstream",
+		"This branch has no upstream to pull from or compare with.")
+	ErrNoRemote = refusal.New(refusal.Refused, "no remote",
+		"This checkout has no remote to push to or fetch from.")
+	ErrNotFastForward = refusal.New(refusal.Refused, "not a fast-forward",
+		"This branch and its upstream have both moved, so gatehouse won't pull without a merge. Pull on the computer.")
+	ErrDetached = refusal.New(refusal.Refused, "detached HEAD",
+		"This checkout is not on a branch.")
+	ErrConflict = refusal.New(refusal.Conflict, "merge conflict",
+		"This worktree's branch conflicts with its main checkout's branch; merge it on the computer.")
+	ErrDirty = refusal.New(refusal.Refused, "uncommitted changes",
+		"This checkout has uncommitted changes that the change would overwrite; commit or discard them first.")
+	ErrGitFailed = refusal.New(refusal.Refused, "git failed",
+		"Git could not do this here. Check the checkout on the computer.")
+	ErrTimeout = refusal.New(refusal.Retry, "git timed out",
+		"Git took too long and was stopped. Try again, or check the checkout on the computer.")
+	ErrNotWorktree = refusal.New(refusal.BadParams, "not a linked worktree",
+		"This checkout is not a worktree gatehouse made.")
+	ErrExists = refusal.New(refusal.Conflict, "already exists",
+		"A branch or worktree with this name already exists.")
+)
+
+// refuseConfig is the untrusted-config refusal: it names the keys and the
+// action ("commit", "stage files") as the seed's Round 10 says.
+func refuseConfig(keys []string, action string) error {
+	return refusal.Errorf(ErrRefused,
+		"This repository's git config runs programs (%s); turn on Full access for remote devices on this computer to %s from the phone.",
+		strings.Join(keys, ", "), action)
+}
+
+func refuseSubmodules(action string) error {
+	return refusal.Errorf(ErrSubmodules,
+		"This repository has submodules, whose own config gatehouse can't check; turn on Full access for remote devices on this computer to %s from the phone.",
+		action)
+}
+
+func refuseHardLinked(path, verb string) error {
+	return refusal.Errorf(ErrHardLinked, "%s is hard-linked elsewhere, so gatehouse won't %s it from your phone.", path, verb)
+}

@@ -1,0 +1,77 @@
+package gate
+
+// Option is one -c option (or environment variable) gatehouse passes to
+// git, and why. Command-line
+// configuration outranks every config file, and git hands it to the git
+// processes it starts (GIT_CONFIG_PARAMETERS), so a repository's own config
+// cannot undo it.
+type Option struct {
+	Key, Value, Reason string
+}
+
+// everyone is forced on every git call, the desktop's included.
+var everyone = []Option{
+	{"safe.bareRepository", "explicit", "never treat a folder inside the checkout as a bare repository (git is pinned to one repository anyway)"},
+	{"color.ui", "false", "a repository's color.ui=always would put escape codes in front of the diff lines the secret filter reads"},
+	{"core.quotePath", "true", "names with unusual bytes are always quoted the one way the diff parser expects"},
+	{"diff.noprefix", "false", "diff headers always carry a/ and b/, so the secret filter reads the right names (seed Round 10)"},
+	{"diff.mnemonicPrefix", "false", "the same: no i/, w/, c/ prefixes instead of a/ and b/"},
+}
+
+// closedAll is forced on every call for a closed gate (a phone with the
+// switch off), whatever the operation.
+var closedAll = []Option{
+	{"core.hooksPath", "/dev/null", "no hook the checkout names runs: pre-commit, post-checkout, reference-transaction, every other"},
+	{"core.fsmonitor", "false", "core.fsmonitor can name a program that status runs"},
+	{"protocol.allow", "never", "only the transports listed below; GIT_ALLOW_PROTOCOL pins the same list over any protocol.<name>.allow"},
+	{"protocol.https.allow", "always", "HTTPS remotes keep working"},
+	{"protocol.http.allow", "always", "HTTP remotes keep working"},
+	{"protocol.ssh.allow", "always", "SSH remotes keep working (with the user's own ssh)"},
+	{"protocol.git.allow", "always", "git:// remotes keep working"},
+	{"protocol.file.allow", "never", "a push into a local repository runs that repository's receive hooks, with the phone's -c options cleared (seed Round 7)"},
+	{"protocol.ext.allow", "never", "ext:: runs an arbitrary command as a transport"},
+	{"maintenance.auto", "false", "no auto maintenance after a commit: a gc hook in any config would run (seed Round 9)"},
+	{"gc.auto", "0", "the same, for git versions before maintenance"},
+	{"diff.ignoreSubmodules", "all", "a submodule carries its own config, which the gate never reads (seed Round 7)"},
+	{"status.submoduleSummary", "false", "the same"},
+	{"submodule.recurse", "false", "the same: no command recurses into a submodule"},
+	{"push.recurseSubmodules", "no", "the same, for pushes"},
+	{"fetch.recurseSubmodules", "false", "the same, for fetches"},
+	{"commit.gpgSign", "false", "no signing program runs for a phone"},
+	{"tag.gpgSign", "false", "the same, for tags"},
+	{"push.gpgSign", "false", "the same, for signed pushes"},
+	{"log.showSignature", "false", "showing a signature runs gpg.program or gpg.ssh.program"},
+	{"log.mailmap", "false", "log would read .mailmap and mailmap.file: a FIFO there hangs it, and mailmap.file names any file"},
+}
+
+// closedOffline is forced for a closed gate on calls that need no network:
+// no credential program or askpass program runs.
+var closedOffline = []Option{
+	{"credential.helper", "", "an empty helper clears the list: no credential program runs (seed Round 8)"},
+	{"core.askPass", "", "no askpass program runs"},
+}
+
+// closedEnv is added to the environment for a closed gate.
+var closedEnv = []Option{
+	{"GIT_ALLOW_PROTOCOL", "https:http:ssh:git", "pins the transports over any protocol.<name>.allow a config names"},
+	{"GIT_NO_LAZY_FETCH", "1", "a partial clone never fetches a missing object behind the phone's back (git 2.44 and later; older gits rely on the partial-clone refusal)"},
+	{"GIT_TERMINAL_PROMPT", "0", "nothing waits for a password on a terminal nobody sees"},
+}
+
+// everyoneEnv is added to the environment of every call.
+var everyoneEnv = []Option{
+	{"GIT_LITERAL_PATHSPECS", "1", "a path from a device is a path, never :(magic)"},
+	{"GIT_EDITOR", ":", "no editor runs (':' is the shell's no-op)"},
+	{"GIT_SEQUENCE_EDITOR", ":", "the same, for rebase todo lists"},
+	{"LC_ALL", "C", "messages and formats do not change with the user's locale"},
+}
+
+// keepEnv is the allowlist of variables a git process inherits; everything
+// else is dropped before gatehouse adds its own, so no inherited GIT_* and no
+// variable naming a program (GIT_SSH, GIT_SSH_COMMAND, GIT_EXTERNAL_DIFF,
+// GIT_PAGER, PAGER, EDITOR, VISUAL, GIT_ASKPASS, SSH_ASKPASS...) survives.
+var keepEnv = []string{"HOME", "PATH", "USER", "LANG", "TZ", "TMPDIR"}
+
+// networkEnv is kept only for pushes, fetches and pulls: they use the
+// user's own SSH agent.
+var networkEnv = []string{"SSH_AUTH_SOCK"}

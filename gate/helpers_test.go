@@ -1,0 +1,82 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatehouse/gatehouse/fsguard"
+	"github.com/gatehouse/gatehouse/internal/gittest"
+	"github.com/gatehouse/gatehouse/internal/refusal"
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+var (
+	desktop = trust.Desktop()
+	closed  = trust.Phone(false)
+	phoneOn = trust.Phone(true)
+	ctx     = context.Background()
+)
+
+// open opens dir as a served Repo (also serving extra checkouts, for linked
+// worktrees).
+func open(t testing.TB, dir string, served ...string) *Repo {
+	t.Helper()
+	r, err := tryOpen(t, dir, served...)
+	if err != nil {
+		t.Fatalf("open %s: %v", dir, err)
+	}
+	return r
+}
+
+func tryOpen(t testing.TB, dir string, served ...string) (*Repo, error) {
+	t.Helper()
+	root, err := fsguard.OpenRoot(dir, fsguard.Options{Home: "/nonexistent-home"})
+	if err != nil {
+		return nil, err
+	}
+	t.Cleanup(func() { root.Close() })
+	var canon []string
+	for _, s := range append([]string{dir}, served...) {
+		c, err := filepath.EvalSymlinks(s)
+		if err != nil {
+			return nil, err
+		}
+		canon = append(canon, c)
+	}
+	return Open(root, Options{Served: canon, Timeout: 20 * time.Second})
+}
+
+// wantRefusal checks err is the refusal want and that its sentence holds
+// each of parts and no local path.
+func wantRefusal(t testing.TB, err, want error, parts ...string) {
+	t.Helper()
+	if !errors.Is(err, want) {
+		t.Fatalf("got %v, want %v", err, want)
+	}
+	s := refusal.Sentence(err)
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			t.Errorf("sentence %q lacks %q", s, p)
+		}
+	}
+	if strings.Contains(s, "/tmp") || strings.Contains(s, os.TempDir()) {
+		t.Errorf("sentence %q holds a local path", s)
+	}
+}
+
+func write(t testing.TB, dir string, files map[string]string) { gittest.Write(t, dir, files) }
+func git(t testing.TB, dir string, args ...string) string  { return gittest.Git(t, dir, args...) }
+
+func read(t testing.TB, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}

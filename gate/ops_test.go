@@ -1,0 +1,381 @@
+package gate
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gatehouse/gatehouse/fsguard"
+	"github.com/gatehouse/gatehouse/internal/gittest"
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+func TestStatusParsesEveryKind(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "old name.txt": "x\n", "del.txt": "d\n"})
+	git(t, dir, "mv", "old name.txt", "new name.txt")
+	write(t, dir, map[string]string{"a.txt": "changed\n", "untracked dir/u.txt": "u\n", "b.txt": "staged\n"})
+	git(t, dir, "add", "b.txt")
+	if err := os.Remove(filepath.Join(dir, "del.txt")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range []trust.Trust{desktop, closed, phoneOn} {
+		st, err := open(t, dir).Status(ctx, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]FileStatus{}
+		for _, f := range st.Files {
+			got[f.Path] = f
+		}
+		if st.Branch != "main" || st.Head == "" {
+			t.Fatalf("branch %q head %q", st.Branch, st.Head)
+		}
+		for path, want := range map[string]string{"a.txt": ".M", "b.txt": "M.", "new name.txt": "R.", "del.txt": ".D", "untracked dir/u.txt": "??"} {
+			if f := got[path]; f.Index+f.Worktree != want {
+				t.Errorf("%v: %s is %q, want %q", tr, path, f.Index+f.Worktree, want)
+			}
+		}
+		if got["new name.txt"].OrigPath != "old name.txt" {
+			t.Errorf("rename origPath %q", got["new name.txt"].OrigPath)
+		}
+	}
+}
+
+func TestNotACheckoutIsNeverSearchedUpward(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, map[string]string{"sub/x.txt": "x"})
+	// Plain git run in the subfolder finds the parent repository.
+	if out := git(t, filepath.Join(dir, "sub"), "rev-parse", "--show-toplevel"); !strings.Contains(out, dir) {
+		t.Fatalf("plain git did not discover the parent: %s", out)
+	}
+	_, err := tryOpen(t, filepath.Join(dir, "sub"))
+	wantRefusal(t, err, ErrNotCheckout, "not a git checkout")
+}
+
+func TestStageUnstageAndTheirLimits(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, map[string]string{"a.txt": "a\n", "old.txt": "o\n"})
+	write(t, dir, map[string]string{"a.txt": "A\n", "new.txt": "n\n", ".env": "SECRET=1\n", "dir/x.txt": "x\n", "-rf": "dash\n"})
+	r := open(t, dir)
+	res, err := r.Stage(ctx, closed, trust.Control, StageOptions{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Count != 4 || res.Skipped != 1 {
+		t.Fatalf("stage all: %+v (want 4 staged, .env skipped)", res)
+	}
+	staged := git(t, dir, "diff", "--cached", "--name-only")
+	if strings.Contains(staged, ".env") || !strings.Contains(staged, "-rf") {
+		t.Fatalf("staged:\n%s", staged)
+	}
+	// A control device naming a secret is refused; a full one may stage it.
+	_, err = r.Stage(ctx, closed, trust.Control, StageOptions{Paths: []string{".env"}})
+	wantRefusal(t, err, ErrSecret, ".env may hold secrets")
+	if _, err := r.Stage(ctx, closed, trust.Full, StageOptions{Paths: []string{".env"}}); err != nil {
+		t.Fatal(err)
+	}
+	// Unstaging a rename restores both names.
+	git(t, dir, "commit", "-q", "-m", "two")
+	git(t, dir, "mv", "old.txt", "renamed.txt")
+	if _, err := r.Stage(ctx, closed, trust.Control, StageOptions{Paths: []string{"renamed.txt"}, Unstage: true}); err != nil {
+		t.Fatal(err)
+	}
+	if out := git(t, dir, "diff", "--cached", "--name-only"); out != "" {
+		t.Fatalf("after unstaging the rename the index still differs:\n%s", out)
+	}
+	for _, o := range []StageOptions{{}, {Paths: make([]string, MaxStagePaths+1)}, {Paths: []string{"../x"}}, {Paths: []string{".git/config"}}} {
+		if _, err := r.Stage(ctx, closed, trust.Control, o); err == nil {
+			t.Errorf("stage %v accepted", len(o.Paths))
+		}
+	}
+}
+
+func TestDiscard(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "keep/k.txt": "k\n"})
+	write(t, dir, map[string]string{"a.txt": "A\n", "u.txt": "u\n", "other.txt": "o\n", "newdir/n.txt": "n\n"})
+	git(t, dir, "mv", "b.txt", "c.txt")
+	r := open(t, dir)
+	_, err := r.Discard(ctx, closed, DiscardOptions{Paths: []string{"newdir"}})
+	wantRefusal(t, err, ErrFolder)
+	res, err := r.Discard(ctx, closed, DiscardOptions{Paths: []string{"a.txt", "u.txt", "c.txt", "newdir"}, SkipFolders: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Skipped != 1 || read(t, filepath.Join(dir, "a.txt")) != "a\n" || read(t, filepath.Join(dir, "b.txt")) != "b\n" {
+		t.Fatalf("discard: %+v", res)
+	}
+	for _, gone := range []string{"u.txt", "c.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, gone)); !os.IsNotExist(err) {
+			t.Errorf("%s still there", gone)
+		}
+	}
+	if read(t, filepath.Join(dir, "other.txt")) != "o\n" || read(t, filepath.Join(dir, "newdir/n.txt")) != "n\n" {
+		t.Fatal("discard touched a file it was not given")
+	}
+}
+
+func TestCommitLogShowBranchesSwitch(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, nil)
+	r := open(t, dir)
+	if _, err := r.Commit(ctx, closed, "nothing", false); !errors.Is(err, ErrNothingToCommit) {
+		t.Fatalf("empty commit: %v", err)
+	}
+	write(t, dir, map[string]string{"f.txt": "one\n", ".env": "TOKEN=secret-marker\n"})
+	git(t, dir, "add", "f.txt", ".env")
+	c, err := r.Commit(ctx, closed, "add f", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(git(t, dir, "rev-parse", "HEAD")) != c.OID {
+		t.Fatal("the commit id is not HEAD")
+	}
+	l, err := r.Log(ctx, closed, 1, "")
+	if err != nil || len(l.Commits) != 1 || l.Commits[0].Subject != "add f" || l.Next == "" {
+		t.Fatalf("log: %+v %v", l, err)
+	}
+	l2, err := r.Log(ctx, closed, 5, l.Next)
+	if err != nil || len(l2.Commits) != 1 || l2.Commits[0].Subject != "first" || l2.Next != "" {
+		t.Fatalf("second page: %+v %v", l2, err)
+	}
+	s, err := r.Show(ctx, closed, trust.View, c.OID, "")
+	if err != nil || s.Commit.Subject != "add f" || !strings.Contains(s.Diff, "+one") || strings.Contains(s.Diff, "secret-marker") || s.HiddenSecrets != 1 {
+		t.Fatalf("show: %+v %v", s, err)
+	}
+	if s, _ := r.Show(ctx, closed, trust.Full, c.OID, ""); !strings.Contains(s.Diff, "secret-marker") {
+		t.Fatal("full grant does not see the secret in show")
+	}
+	git(t, dir, "branch", "feature")
+	b, err := r.Branches(ctx, closed)
+	if err != nil || b.Current != "main" || strings.Join(b.Local, ",") != "feature,main" {
+		t.Fatalf("branches: %+v %v", b, err)
+	}
+	if err := r.Switch(ctx, closed, "feature"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(git(t, dir, "branch", "--show-current")) != "feature" {
+		t.Fatal("switch did not switch")
+	}
+	wantRefusal(t, r.Switch(ctx, closed, "nope"), ErrUnknownRef)
+	for _, bad := range []string{"-f", "--orphan=x", "a..b", "a b", "x.lock", "@{-1}", "HEAD", ""} {
+		if err := r.Switch(ctx, closed, bad); !errors.Is(err, ErrBadRef) {
+			t.Errorf("switch %q: %v", bad, err)
+		}
+	}
+	for _, bad := range []string{"--output=/tmp/x", "-p", "HEAD", "zzzz"} {
+		if _, err := r.Show(ctx, closed, trust.Full, bad, ""); !errors.Is(err, ErrBadOID) {
+			t.Errorf("show %q: %v", bad, err)
+		}
+	}
+	if _, err := r.Log(ctx, closed, 5, "-n1"); !errors.Is(err, ErrBadOID) {
+		t.Errorf("log before -n1: %v", err)
+	}
+}
+
+func TestDiffPreviewsAndFilters(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, map[string]string{"a.txt": "a\n", ".env": "OLD=1\n"})
+	outside := filepath.Join(t.TempDir(), "id_rsa")
+	if err := os.WriteFile(outside, []byte("PRIVATE-KEY-MARKER\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, map[string]string{"a.txt": "A\n", ".env": "NEW=secret-env-marker\n", "new file.txt": "line1\nline2", "bin.dat": "a\x00b"})
+	if err := os.Link(outside, filepath.Join(dir, "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "link-to-key")); err != nil {
+		t.Fatal(err)
+	}
+	r := open(t, dir)
+	d, err := r.Diff(ctx, closed, trust.View, DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, banned := range []string{"secret-env-marker", "PRIVATE-KEY-MARKER"} {
+		if strings.Contains(d.Diff, banned) {
+			t.Fatalf("diff leaked %s:\n%s", banned, d.Diff)
+		}
+	}
+	for _, want := range []string{"+A", `diff --git a/new file.txt b/new file.txt`, "+line2\n\\ No newline at end of file", "Binary files /dev/null and b/bin.dat differ", "new file mode 120000"} {
+		if !strings.Contains(d.Diff, want) {
+			t.Errorf("diff lacks %q:\n%s", want, d.Diff)
+		}
+	}
+	if d.HiddenSecrets != 2 {
+		t.Errorf("hidden %d, want 2 (.env, notes.txt)", d.HiddenSecrets)
+	}
+	full, _ := r.Diff(ctx, closed, trust.Full, DiffOptions{})
+	if !strings.Contains(full.Diff, "secret-env-marker") || strings.Contains(full.Diff, "PRIVATE-KEY-MARKER") {
+		t.Fatalf("full grant: secret shown %v, hard link hidden %v", strings.Contains(full.Diff, "secret-env-marker"), !strings.Contains(full.Diff, "PRIVATE-KEY-MARKER"))
+	}
+	_, err = r.Diff(ctx, closed, trust.View, DiffOptions{Path: ".env"})
+	wantRefusal(t, err, ErrSecret, "may hold secrets")
+	one, err := r.Diff(ctx, closed, trust.View, DiffOptions{Path: "a.txt"})
+	if err != nil || !strings.Contains(one.Diff, "+A") || strings.Contains(one.Diff, "new file") {
+		t.Fatalf("diff of one path: %v\n%s", err, one.Diff)
+	}
+	git(t, dir, "add", "a.txt")
+	staged, err := r.Diff(ctx, closed, trust.View, DiffOptions{Staged: true})
+	if err != nil || !strings.Contains(staged.Diff, "+A") || strings.Contains(staged.Diff, "new file.txt") {
+		t.Fatalf("staged diff: %v\n%s", err, staged.Diff)
+	}
+}
+
+func TestDiffIsCut(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, nil)
+	write(t, dir, map[string]string{"big.txt": strings.Repeat("a line of text\n", 20000)})
+	d, err := open(t, dir).Diff(ctx, closed, trust.View, DiffOptions{})
+	if err != nil || !d.Truncated || len(d.Diff) > MaxDiff {
+		t.Fatalf("%d bytes, truncated %v, %v", len(d.Diff), d.Truncated, err)
+	}
+}
+
+func TestOneChangeAtATime(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, nil)
+	r := open(t, dir)
+	unlock, err := r.lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Stage(ctx, closed, trust.Control, StageOptions{All: true})
+	wantRefusal(t, err, ErrBusy, "Another git change is still running on this checkout.")
+	unlock()
+	var wg sync.WaitGroup
+	busy := 0
+	var mu sync.Mutex
+	for range 8 {
+		wg.Go(func() {
+			if _, err := r.Stage(ctx, closed, trust.Control, StageOptions{All: true}); errors.Is(err, ErrBusy) {
+				mu.Lock()
+				busy++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("%d of 8 concurrent stages refused as busy", busy)
+}
+
+func TestWorktrees(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, map[string]string{"a.txt": "a\n"})
+	r := open(t, dir)
+	wt, err := r.CreateWorktree(ctx, closed, "feature/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(filepath.Dir(r.workTree), filepath.Base(r.workTree)+".worktrees", "feature-x"); wt.Path != want {
+		t.Fatalf("worktree at %s, want %s", wt.Path, want)
+	}
+	w := open(t, wt.Path, dir)
+	write(t, wt.Path, map[string]string{"b.txt": "b\n"})
+	git(t, wt.Path, "add", "b.txt")
+	if _, err := w.Commit(ctx, closed, "in the worktree", false); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := w.WorktreeStatus(ctx, closed, r)
+	if err != nil || ws.Branch != "feature/x" || ws.Ahead != 1 || ws.Behind != 0 || !ws.Clean {
+		t.Fatalf("worktree status %+v %v", ws, err)
+	}
+	if err := w.MergeWorktree(ctx, closed, r); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, filepath.Join(dir, "b.txt")) != "b\n" {
+		t.Fatal("the merge did not reach the main checkout")
+	}
+	// A merge commit when both moved, and a refused conflict that changes nothing.
+	write(t, wt.Path, map[string]string{"c.txt": "c\n"})
+	git(t, wt.Path, "add", "c.txt")
+	git(t, wt.Path, "commit", "-q", "-m", "c")
+	write(t, dir, map[string]string{"d.txt": "d\n"})
+	git(t, dir, "add", "d.txt")
+	git(t, dir, "commit", "-q", "-m", "d")
+	if err := w.MergeWorktree(ctx, closed, r); err != nil {
+		t.Fatal(err)
+	}
+	write(t, wt.Path, map[string]string{"a.txt": "worktree side\n"})
+	git(t, wt.Path, "commit", "-q", "-am", "a1")
+	write(t, dir, map[string]string{"a.txt": "main side\n"})
+	git(t, dir, "commit", "-q", "-am", "a2")
+	before := git(t, dir, "rev-parse", "HEAD")
+	wantRefusal(t, w.MergeWorktree(ctx, closed, r), ErrConflict)
+	if git(t, dir, "rev-parse", "HEAD") != before || read(t, filepath.Join(dir, "a.txt")) != "main side\n" {
+		t.Fatal("a refused merge changed the main checkout")
+	}
+	if err := r.RemoveWorktree(ctx, closed, w, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(wt.Path); !os.IsNotExist(err) {
+		t.Fatal("worktree folder still there")
+	}
+}
+
+func TestLinkedWorktreeOfAnUnservedRepositoryIsRefused(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, nil)
+	wt := filepath.Join(t.TempDir(), "wt")
+	git(t, dir, "worktree", "add", "-q", wt)
+	if _, err := tryOpen(t, wt); !errors.Is(err, ErrRedirected) {
+		t.Fatalf("a worktree of an unserved repository: %v", err)
+	}
+	open(t, wt, dir)
+}
+
+func TestIdentity(t *testing.T) {
+	for _, c := range []struct {
+		config           string
+		origin, base, pu string
+	}{
+		{"[remote \"origin\"]\n\turl = git@github.com:me/app.git\n", "me/app", "me/app", "me/app"},
+		{"[remote \"origin\"]\n\turl = https://github.com/me/app\n[remote \"upstream\"]\n\turl = https://github.com/org/app.git\n", "me/app", "org/app", "me/app"},
+		{"[remote \"origin\"]\n\turl = https://github.com/me/app\n\tpushurl = https://github.com/me/fork\n\tgh-resolved = base\n[remote \"upstream\"]\n\turl = https://github.com/org/app.git\n", "me/app", "me/app", "me/fork"},
+		{"[remote \"b\"]\n\turl = https://github.com/x/b\n[remote \"a\"]\n\turl = https://gitlab.com/x/a\n\tgh-resolved = org/real\n", "", "org/real", ""},
+		{"[include]\n\tpath = /tmp/evil\n", "", "", ""},
+		{"not a config [", "", "", ""},
+	} {
+		id := identityOf([]byte(c.config))
+		if id.Origin != c.origin || id.Base != c.base || id.Push != c.pu {
+			t.Errorf("%q: %+v", c.config, id)
+		}
+	}
+	for u, want := range map[string]string{
+		"https://github.com/a/b.git": "a/b", "ssh://git@github.com/a/b": "a/b", "git@github.com:a/b": "a/b",
+		"https://github.com/a": "", "https://evil.com/github.com/a/b": "", "git@github.com:a/b/c": "", "https://github.com/-a/b": "",
+	} {
+		if got := GitHubRepo(u); got != want {
+			t.Errorf("GitHubRepo(%q) = %q, want %q", u, got, want)
+		}
+	}
+}
+
+func TestIdentityIgnoresSymlinkedConfig(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, nil)
+	git(t, dir, "remote", "add", "origin", "https://github.com/me/app")
+	r := open(t, dir)
+	if r.Identity().Origin != "me/app" {
+		t.Fatal("identity not read")
+	}
+	evil := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(evil, []byte("[remote \"origin\"]\n\turl = https://github.com/evil/app\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, ".git", "config")
+	if err := os.Rename(cfg, cfg+".real"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(evil, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if id := r.Identity(); id.Origin != "" {
+		t.Fatalf("a symlinked config named %q", id.Origin)
+	}
+	_ = fsguard.ErrMetadata
+}

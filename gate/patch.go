@@ -1,0 +1,246 @@
+package gate
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+)
+
+// A patch is git's unified diff output, cut into one section per file. The
+// secret filter keeps or drops whole sections, by every name a section
+// carries: the "diff --git" line, the ---/+++ headers before its first hunk,
+// and rename from/to and copy from/to lines (seed Round 10). A section whose
+// names cannot all be read is dropped too: the filter fails closed.
+
+type section struct {
+	text  []byte
+	names []string // every name the header carries, without a/ or b/
+	known bool     // the names are certain
+}
+
+// splitPatch cuts a patch into sections at each "diff --git " line. Text
+// before the first one (a commit header in git show) is returned as head.
+func splitPatch(p []byte) (head []byte, secs []section) {
+	start := -1
+	for i := 0; i < len(p); {
+		end := bytes.IndexByte(p[i:], '\n')
+		if end < 0 {
+			end = len(p)
+		} else {
+			end += i + 1
+		}
+		if bytes.HasPrefix(p[i:end], []byte("diff --git ")) {
+			if start < 0 {
+				head = p[:i]
+			} else {
+				secs = append(secs, newSection(p[start:i]))
+			}
+			start = i
+		}
+		i = end
+	}
+	if start < 0 {
+		return p, nil
+	}
+	return head, append(secs, newSection(p[start:]))
+}
+
+func newSection(text []byte) section {
+	s := section{text: text, known: true}
+	lines := bytes.Split(text, []byte("\n"))
+	gitNames, ok := parseGitLine(string(lines[0]))
+	s.names = append(s.names, gitNames...)
+	fromLines := false
+	for _, l := range lines[1:] {
+		line := string(l)
+		if strings.HasPrefix(line, "@@") || strings.HasPrefix(line, "Binary files") || strings.HasPrefix(line, "GIT binary patch") {
+			break // the header ends here; hunk lines are content, never names
+		}
+		for _, h := range []struct{ prefix, strip string }{
+			{"--- ", "a/"}, {"+++ ", "b/"}, {"rename from ", ""}, {"rename to ", ""},
+			{"copy from ", ""}, {"copy to ", ""},
+		} {
+			rest, found := strings.CutPrefix(line, h.prefix)
+			if !found {
+				continue
+			}
+			name, good := unquoteName(strings.TrimSuffix(rest, "\t"))
+			if !good {
+				s.known = false
+				break
+			}
+			if name == "/dev/null" && (h.prefix == "--- " || h.prefix == "+++ ") {
+				break
+			}
+			if h.strip != "" {
+				stripped, had := strings.CutPrefix(name, h.strip)
+				if !had {
+					s.known = false
+					break
+				}
+				name = stripped
+			}
+			s.names = append(s.names, name)
+			fromLines = true
+			break
+		}
+	}
+	if !ok && !fromLines {
+		s.known = false
+	}
+	return s
+}
+
+// parseGitLine reads the names of "diff --git a/X b/Y". When X and Y are
+// the same unquoted name, the line is "a/N b/N" and is split in the middle
+// (the same way git apply reads it); a quoted name ends where its quote
+// does. Anything else is ambiguous (a rename whose names hold " b/"), and
+// the section then relies on its other header lines.
+func parseGitLine(line string) ([]string, bool) {
+	rest := strings.TrimPrefix(line, "diff --git ")
+	if strings.HasPrefix(rest, `"`) {
+		end := closingQuote(rest)
+		if end < 0 {
+			return nil, false
+		}
+		first, ok1 := unquoteName(rest[:end+1])
+		second, ok2 := unquoteName(strings.TrimPrefix(rest[end+1:], " "))
+		return stripBoth(first, second, ok1 && ok2)
+	}
+	if i := strings.Index(rest, ` "b/`); i >= 0 && strings.HasSuffix(rest, `"`) {
+		second, ok := unquoteName(rest[i+1:])
+		return stripBoth(rest[:i], second, ok)
+	}
+	if (len(rest)-1)%2 == 0 {
+		n := (len(rest) - 1) / 2
+		first, second := rest[:n], rest[n+1:]
+		if rest[n] == ' ' && strings.HasPrefix(first, "a/") && strings.HasPrefix(second, "b/") && first[2:] == second[2:] {
+			return []string{first[2:]}, true
+		}
+	}
+	return nil, false
+}
+
+func stripBoth(first, second string, ok bool) ([]string, bool) {
+	a, okA := strings.CutPrefix(first, "a/")
+	b, okB := strings.CutPrefix(second, "b/")
+	if !ok || !okA || !okB {
+		return nil, false
+	}
+	return []string{a, b}, true
+}
+
+// closingQuote finds the quote that ends the quoted name at the start of s.
+func closingQuote(s string) int {
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return -1
+}
+
+// unquoteName undoes git's C-style quoting of a name ("a/x\tb", octal
+// escapes for bytes outside ASCII). An unquoted name is returned as is.
+func unquoteName(s string) (string, bool) {
+	if !strings.HasPrefix(s, `"`) {
+		return s, s != ""
+	}
+	if len(s) < 2 || !strings.HasSuffix(s, `"`) {
+		return "", false
+	}
+	var b strings.Builder
+	body := s[1 : len(s)-1]
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if c != '\\' {
+			if c == '"' {
+				return "", false
+			}
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		if i >= len(body) {
+			return "", false
+		}
+		switch e := body[i]; e {
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 't':
+			b.WriteByte('\t')
+		case 'n':
+			b.WriteByte('\n')
+		case 'v':
+			b.WriteByte('\v')
+		case 'f':
+			b.WriteByte('\f')
+		case 'r':
+			b.WriteByte('\r')
+		case '"', '\\':
+			b.WriteByte(e)
+		default:
+			if i+3 > len(body) {
+				return "", false
+			}
+			v, err := strconv.ParseUint(body[i:i+3], 8, 8)
+			if err != nil {
+				return "", false
+			}
+			b.WriteByte(byte(v))
+			i += 2
+		}
+	}
+	return b.String(), true
+}
+
+// quoteName quotes a name the way git does when it holds a byte that needs
+// it, for the previews gatehouse writes itself.
+func quoteName(name string) string {
+	need := false
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			need = true
+			break
+		}
+	}
+	if !need {
+		return name
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; c {
+		case '\a':
+			b.WriteString(`\a`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\v':
+			b.WriteString(`\v`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '"', '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			if c < 0x20 || c >= 0x7f {
+				b.WriteString(`\` + strconv.FormatUint(uint64(c)|0o1000, 8)[1:])
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

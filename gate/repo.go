@@ -1,0 +1,188 @@
+package gate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gatehouse/gatehouse/fsguard"
+)
+
+// Options say how to run git for a checkout.
+type Options struct {
+	// Git is the git binary; "" means "git" looked up on PATH when the
+	// checkout is opened.
+	Git string
+	// Served lists the canonical paths of the checkouts gatehouse serves. A
+	// linked worktree (a .git file with "gitdir:") is accepted only when it
+	// belongs to one of them: its metadata is the repository's own word,
+	// which is not enough on its own.
+	Served []string
+	// Timeout, when set, caps every git call's deadline (each operation has
+	// its own, up to a few minutes for a push). Tests use a short one.
+	Timeout time.Duration
+}
+
+// Repo is one checkout whose git folder has been found and validated. Every
+// git process for it starts in run, pinned to these folders.
+type Repo struct {
+	root      *fsguard.Root
+	git       string
+	workTree  string // canonical
+	gitDir    string // canonical: .git, or the linked worktree's folder in the main .git
+	commonDir string // canonical: the main repository's .git
+	linked    bool
+	maxTime   time.Duration
+
+	change sync.Mutex // one git change at a time per checkout
+
+	mu    sync.Mutex // guards cache
+	cache cached
+}
+
+// maxMetadata bounds one of git's own small files read by the gate.
+const maxMetadata = 4 << 10
+
+// Open finds the git folder of the served folder root and validates it: a
+// real .git folder inside it, or a .git file whose "gitdir:" leads to a
+// linked worktree of a checkout in opts.Served. A symlinked .git, a
+// commondir or alternates leading elsewhere, and a folder that is not itself
+// a checkout (git is never allowed to search parent folders) are refused.
+func Open(root *fsguard.Root, opts Options) (*Repo, error) {
+	git := opts.Git
+	if git == "" {
+		git = "git"
+	}
+	gitPath, err := exec.LookPath(git)
+	if err != nil {
+		return nil, fmt.Errorf("gate: %w", err)
+	}
+	if gitPath, err = filepath.Abs(gitPath); err != nil {
+		return nil, fmt.Errorf("gate: %w", err)
+	}
+	r := &Repo{root: root, git: gitPath, workTree: root.Path(), maxTime: opts.Timeout}
+	if err := r.locate(opts.Served); err != nil {
+		return nil, err
+	}
+	if err := r.checkAlternates(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// locate finds and validates the git folder.
+func (r *Repo) locate(served []string) error {
+	dotgit := filepath.Join(r.workTree, ".git")
+	fi, err := os.Lstat(dotgit)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return ErrNotCheckout
+	case err != nil:
+		return fmt.Errorf("gate: %w", err)
+	case fi.Mode()&os.ModeSymlink != 0:
+		return fmt.Errorf("%w: .git is a symlink", ErrRedirected)
+	case fi.IsDir():
+		// A main checkout has no commondir; one planted there would move
+		// the repository's refs and config elsewhere.
+		if _, err := os.Lstat(filepath.Join(dotgit, "commondir")); err == nil {
+			return fmt.Errorf("%w: .git/commondir", ErrRedirected)
+		}
+		r.gitDir, r.commonDir = dotgit, dotgit
+		return nil
+	case fi.Mode().IsRegular():
+		return r.locateLinked(dotgit, served)
+	}
+	return ErrNotCheckout
+}
+
+// locateLinked validates a linked worktree: .git holds "gitdir: PATH", PATH
+// is MAIN/.git/worktrees/NAME with a commondir leading back to MAIN/.git
+// and a gitdir file leading back to this .git, and MAIN is served.
+func (r *Repo) locateLinked(dotgit string, served []string) error {
+	data, err := fsguard.ReadMetadata(dotgit, maxMetadata)
+	if err != nil {
+		return fmt.Errorf("%w: .git file: %v", ErrRedirected, err)
+	}
+	line, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
+	if !ok {
+		return fmt.Errorf("%w: .git file without gitdir", ErrRedirected)
+	}
+	if !filepath.IsAbs(line) {
+		line = filepath.Join(r.workTree, line)
+	}
+	gitDir, err := filepath.EvalSymlinks(line)
+	if err != nil {
+		return fmt.Errorf("%w: gitdir: %v", ErrRedirected, err)
+	}
+	cd, err := fsguard.ReadMetadata(filepath.Join(gitDir, "commondir"), maxMetadata)
+	if err != nil {
+		return fmt.Errorf("%w: commondir: %v", ErrRedirected, err)
+	}
+	common := strings.TrimSpace(string(cd))
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(gitDir, common)
+	}
+	if common, err = filepath.EvalSymlinks(common); err != nil {
+		return fmt.Errorf("%w: commondir: %v", ErrRedirected, err)
+	}
+	if filepath.Dir(filepath.Dir(gitDir)) != common || filepath.Base(filepath.Dir(gitDir)) != "worktrees" {
+		return fmt.Errorf("%w: gitdir is not a worktree of its common dir", ErrRedirected)
+	}
+	back, err := fsguard.ReadMetadata(filepath.Join(gitDir, "gitdir"), maxMetadata)
+	if err != nil || !sameFileName(strings.TrimSpace(string(back)), filepath.Join(r.workTree, ".git")) {
+		return fmt.Errorf("%w: the worktree's gitdir does not lead back here", ErrRedirected)
+	}
+	for _, s := range served {
+		if filepath.Join(s, ".git") == common {
+			r.gitDir, r.commonDir, r.linked = gitDir, common, true
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: a worktree of a repository gatehouse does not serve", ErrRedirected)
+}
+
+func sameFileName(a, b string) bool {
+	ca, err1 := filepath.EvalSymlinks(a)
+	cb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ca == cb
+}
+
+// checkAlternates refuses objects/info/alternates that lead outside the
+// repository: git would read objects from another repository.
+func (r *Repo) checkAlternates() error {
+	p := filepath.Join(r.commonDir, "objects", "info", "alternates")
+	data, err := fsguard.ReadMetadata(p, maxMetadata)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: alternates: %v", ErrRedirected, err)
+	}
+	objects := filepath.Join(r.commonDir, "objects")
+	for line := range bytes.SplitSeq(data, []byte("\n")) {
+		alt := strings.TrimSpace(string(line))
+		if alt == "" || strings.HasPrefix(alt, "#") {
+			continue
+		}
+		if !filepath.IsAbs(alt) {
+			alt = filepath.Join(objects, alt)
+		}
+		canon, err := filepath.EvalSymlinks(alt)
+		if err != nil || !strings.HasPrefix(canon+"/", r.commonDir+"/") {
+			return fmt.Errorf("%w: alternates lead outside the repository", ErrRedirected)
+		}
+	}
+	return nil
+}
+
+// Root is the served folder the repository works in.
+func (r *Repo) Root() *fsguard.Root { return r.root }
+
+// Linked reports whether this checkout is a linked worktree.
+func (r *Repo) Linked() bool { return r.linked }

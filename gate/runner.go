@@ -1,0 +1,254 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+// sub describes one git subcommand gatehouse runs: the fixed part of its
+// shape, decided here and nowhere else.
+type sub struct {
+	name string
+	// endOfOptions: the subcommand takes --end-of-options before its
+	// positional arguments.
+	endOfOptions bool
+	// network: it may reach a remote. It keeps the user's own credential
+	// helper, askpass and SSH agent (seed Rounds 8 and 9); everything else
+	// gets them cleared for a closed gate.
+	network bool
+	// readOnly: it changes nothing, so it may skip optional locks.
+	readOnly bool
+	timeout  time.Duration
+	maxOut   int
+}
+
+var (
+	subConfig      = sub{name: "config", readOnly: true, timeout: 10 * time.Second, maxOut: 1 << 20}
+	subStatus      = sub{name: "status", readOnly: true, timeout: 60 * time.Second, maxOut: 64 << 20}
+	subDiff        = sub{name: "diff", readOnly: true, timeout: 60 * time.Second, maxOut: 16 << 20}
+	subLog         = sub{name: "log", endOfOptions: true, readOnly: true, timeout: 30 * time.Second, maxOut: 4 << 20}
+	subShow        = sub{name: "show", endOfOptions: true, readOnly: true, timeout: 30 * time.Second, maxOut: 16 << 20}
+	subLsFiles     = sub{name: "ls-files", readOnly: true, timeout: 60 * time.Second, maxOut: 64 << 20}
+	subForEachRef  = sub{name: "for-each-ref", readOnly: true, timeout: 30 * time.Second, maxOut: 16 << 20}
+	subRevParse    = sub{name: "rev-parse", readOnly: true, timeout: 10 * time.Second, maxOut: 64 << 10}
+	subRevList     = sub{name: "rev-list", readOnly: true, timeout: 30 * time.Second, maxOut: 64 << 10}
+	subUpdateIndex = sub{name: "update-index", timeout: 120 * time.Second, maxOut: 1 << 20}
+	subReset       = sub{name: "reset", timeout: 60 * time.Second, maxOut: 1 << 20}
+	subRm          = sub{name: "rm", timeout: 60 * time.Second, maxOut: 1 << 20}
+	subRestore     = sub{name: "restore", timeout: 120 * time.Second, maxOut: 1 << 20}
+	subCommit      = sub{name: "commit", timeout: 120 * time.Second, maxOut: 1 << 20}
+	subRemote      = sub{name: "remote", readOnly: true, timeout: 10 * time.Second, maxOut: 64 << 10}
+	subPush        = sub{name: "push", network: true, timeout: 180 * time.Second, maxOut: 1 << 20}
+	subFetch       = sub{name: "fetch", network: true, timeout: 180 * time.Second, maxOut: 1 << 20}
+	subMerge       = sub{name: "merge", endOfOptions: true, timeout: 120 * time.Second, maxOut: 1 << 20}
+	subMergeTree   = sub{name: "merge-tree", readOnly: true, timeout: 60 * time.Second, maxOut: 1 << 20}
+	subSwitch      = sub{name: "switch", endOfOptions: true, timeout: 120 * time.Second, maxOut: 1 << 20}
+	subBranch      = sub{name: "branch", endOfOptions: true, timeout: 30 * time.Second, maxOut: 1 << 20}
+	subWorktree    = sub{name: "worktree", timeout: 120 * time.Second, maxOut: 1 << 20}
+)
+
+// call is one git invocation.
+type call struct {
+	sub    sub
+	config []Option // operation-specific -c options (a decision's filter overrides)
+	opts   []string // options: constants, never a device's input
+	args   []string // positional arguments, validated (ref names, object ids)
+	paths  []string // pathspecs, validated, after "--"
+	stdin  io.Reader
+	// okExit lists exit codes that are answers, not failures (diff
+	// --exit-code, merge-tree's 1 for a conflict).
+	okExit []int
+}
+
+// result is what a git process gave back.
+type result struct {
+	stdout    []byte
+	stderr    []byte
+	exit      int
+	truncated bool // stdout reached the call's bound; the process was stopped
+}
+
+// maxStderr bounds the error output kept for the log.
+const maxStderr = 64 << 10
+
+// ExitError is a git process that ended with a failure. Its Error is for the
+// host's log (it may name paths of this computer); a device sees the
+// sentence of ErrGitFailed.
+type ExitError struct {
+	Sub    string
+	Code   int
+	Stderr string
+}
+
+func (e *ExitError) Error() string {
+	return fmt.Sprintf("git %s: exit %d: %s", e.Sub, e.Code, strings.TrimSpace(e.Stderr))
+}
+func (e *ExitError) Unwrap() error { return ErrGitFailed }
+
+// run starts git: the one place in gatehouse that does, on a device's behalf
+// or anyone's. It pins the repository, rebuilds the environment from an
+// allowlist, adds the forced options (and for a closed gate, the closed
+// ones), puts every argument in its fixed place, bounds the output and the
+// time, and kills the whole process group on expiry. d is the decision made
+// for this operation; for a closed trust it must not be nil.
+func (r *Repo) run(ctx context.Context, t trust.Trust, d *decision, c call) (*result, error) {
+	if t.Closed() && d == nil {
+		return nil, errors.New("gate: closed call without a decision")
+	}
+	argv := r.argv(t, d, c)
+	timeout := c.sub.timeout
+	if r.maxTime > 0 && r.maxTime < timeout {
+		timeout = r.maxTime
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, r.git, argv...)
+	cmd.Dir = r.workTree
+	cmd.Env = r.environ(t, c.sub)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	if c.stdin != nil {
+		cmd.Stdin = c.stdin
+	}
+	out := &bounded{max: c.sub.maxOut, full: cancel}
+	errOut := &bounded{max: maxStderr}
+	cmd.Stdout, cmd.Stderr = out, errOut
+	err := cmd.Run()
+	res := &result{stdout: out.buf.Bytes(), stderr: errOut.buf.Bytes(), truncated: out.over}
+	if cmd.ProcessState != nil {
+		res.exit = cmd.ProcessState.ExitCode()
+	}
+	switch {
+	case res.truncated:
+		return res, nil
+	case ctx.Err() == context.DeadlineExceeded:
+		return res, fmt.Errorf("git %s: %w", c.sub.name, ErrTimeout)
+	case err == nil:
+		return res, nil
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		for _, ok := range c.okExit {
+			if res.exit == ok {
+				return res, nil
+			}
+		}
+		return res, &ExitError{Sub: c.sub.name, Code: res.exit, Stderr: string(res.stderr)}
+	}
+	return res, fmt.Errorf("git %s: %w", c.sub.name, err)
+}
+
+// argv builds the command line: global options, -c options, the
+// subcommand, its options, then its arguments and paths in fixed places.
+func (r *Repo) argv(t trust.Trust, d *decision, c call) []string {
+	argv := []string{"--no-pager"}
+	add := func(opts []Option) {
+		for _, o := range opts {
+			argv = append(argv, "-c", o.Key+"="+o.Value)
+		}
+	}
+	add(everyone)
+	if t.Closed() {
+		add(closedAll)
+		if !c.sub.network {
+			add(closedOffline)
+		}
+		add(d.overrides)
+	}
+	add(c.config)
+	argv = append(argv, c.sub.name)
+	argv = append(argv, c.opts...)
+	if len(c.args) > 0 {
+		if c.sub.endOfOptions {
+			argv = append(argv, "--end-of-options")
+		}
+		argv = append(argv, c.args...)
+	}
+	if len(c.paths) > 0 {
+		argv = append(argv, "--")
+		argv = append(argv, c.paths...)
+	}
+	return argv
+}
+
+// environ is the child's environment: the allowlist, the pinned
+// repository, and gatehouse's own variables.
+func (r *Repo) environ(t trust.Trust, s sub) []string {
+	var env []string
+	keep := keepEnv
+	if s.network {
+		keep = append(append([]string{}, keepEnv...), networkEnv...)
+	}
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if kept(name, keep) {
+			env = append(env, kv)
+		}
+	}
+	env = append(env,
+		"GIT_DIR="+r.gitDir,
+		"GIT_WORK_TREE="+r.workTree,
+		"GIT_COMMON_DIR="+r.commonDir,
+		"GIT_CEILING_DIRECTORIES="+r.workTree,
+	)
+	for _, o := range everyoneEnv {
+		env = append(env, o.Key+"="+o.Value)
+	}
+	if t.Closed() {
+		for _, o := range closedEnv {
+			env = append(env, o.Key+"="+o.Value)
+		}
+	}
+	if s.readOnly {
+		env = append(env, "GIT_OPTIONAL_LOCKS=0")
+	}
+	return env
+}
+
+func kept(name string, keep []string) bool {
+	if strings.HasPrefix(name, "LC_") && name != "LC_ALL" {
+		return true
+	}
+	for _, k := range keep {
+		if name == k {
+			return true
+		}
+	}
+	return false
+}
+
+// bounded keeps at most max bytes; past that it drops the rest, records
+// that it did, and calls full (which stops the process).
+type bounded struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	max  int
+	over bool
+	full func()
+}
+
+func (b *bounded) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := b.max - b.buf.Len(); len(p) > room {
+		b.buf.Write(p[:max(room, 0)])
+		if !b.over && b.full != nil {
+			b.full()
+		}
+		b.over = true
+		return len(p), nil
+	}
+	return b.buf.Write(p)
+}

@@ -1,0 +1,169 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"strings"
+
+	"github.com/gatehouse/gatehouse/internal/refusal"
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+const (
+	// MaxStagePaths bounds the paths a device names in one stage.
+	MaxStagePaths = 5_000
+	// MaxStageAll bounds the files one "stage all" takes.
+	MaxStageAll = 50_000
+	// MaxDiscardPaths bounds the paths one discard names.
+	MaxDiscardPaths = 500
+)
+
+// StageOptions say what to stage or unstage: named paths (a folder names
+// every change under it), or all.
+type StageOptions struct {
+	Paths   []string
+	All     bool
+	Unstage bool
+}
+
+// StageResult counts what was staged and what was left out (submodules, and
+// secret files below full).
+type StageResult struct {
+	Count   int `json:"count"`
+	Skipped int `json:"skipped,omitempty"`
+}
+
+// Stage stages or unstages changes. Staging never takes a hard-linked file
+// from a device (its copy would later leak through a diff or a push): a
+// named one is refused, and "all" refuses the whole call naming it (seed
+// Round 12). Below full, secret files are left out of "all" and refused
+// when named. Unstaging a rename also resets its old path.
+func (r *Repo) Stage(ctx context.Context, t trust.Trust, g trust.Grant, o StageOptions) (*StageResult, error) {
+	var paths []string
+	if !o.All {
+		var err error
+		if paths, err = cleanPaths(o.Paths, MaxStagePaths); err != nil {
+			return nil, err
+		}
+	}
+	action := "stage files"
+	if o.Unstage {
+		action = "unstage files"
+	}
+	unlock, err := r.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	d, err := r.decide(ctx, t, changeGate, action)
+	if err != nil {
+		return nil, err
+	}
+	st, err := r.status(ctx, t, d)
+	if err != nil {
+		return nil, err
+	}
+	if st.Truncated {
+		return nil, ErrTooManyPaths
+	}
+	picked := pick(st.Files, paths, o.All)
+	if o.Unstage {
+		return r.unstage(ctx, t, d, st, picked)
+	}
+	return r.stage(ctx, t, d, viewer{t, g}, picked, o.All)
+}
+
+// pick returns the status entries a request names: all of them, or those
+// equal to a named path or under a named folder.
+func pick(files []FileStatus, paths []string, all bool) []FileStatus {
+	if all {
+		return files
+	}
+	var out []FileStatus
+	for _, f := range files {
+		for _, p := range paths {
+			if f.Path == p || strings.HasPrefix(f.Path, p+"/") || f.OrigPath == p {
+				out = append(out, f)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func (r *Repo) stage(ctx context.Context, t trust.Trust, d *decision, v viewer, picked []FileStatus, all bool) (*StageResult, error) {
+	res := &StageResult{}
+	var list []string
+	for _, f := range picked {
+		if f.Worktree == "." {
+			continue // nothing unstaged here
+		}
+		if f.Submodule {
+			res.Skipped++
+			continue
+		}
+		if v.hidesSecrets() {
+			if _, secret := r.root.Secret(f.Path); secret {
+				if !all {
+					return nil, refusal.Errorf(ErrSecret, "%s may hold secrets. Give this phone Full access on the computer to stage it.", f.Path)
+				}
+				res.Skipped++
+				continue
+			}
+		}
+		if v.hidesLinks() {
+			if info, err := r.root.Stat(f.Path); err == nil && info.Kind == "file" && info.Links > 1 {
+				return nil, refuseHardLinked(f.Path, "stage")
+			}
+		}
+		list = append(list, f.Path)
+	}
+	if len(list) > MaxStageAll {
+		return nil, ErrTooManyPaths
+	}
+	if len(list) == 0 {
+		return res, nil
+	}
+	var in bytes.Buffer
+	for _, p := range list {
+		in.WriteString(p)
+		in.WriteByte(0)
+	}
+	if _, err := r.run(ctx, t, d, call{sub: subUpdateIndex, opts: []string{"--add", "--remove", "-z", "--stdin"}, stdin: &in}); err != nil {
+		return nil, err
+	}
+	res.Count = len(list)
+	return res, nil
+}
+
+func (r *Repo) unstage(ctx context.Context, t trust.Trust, d *decision, st *Status, picked []FileStatus) (*StageResult, error) {
+	var list []string
+	for _, f := range picked {
+		if f.Index == "." || f.Index == "?" {
+			continue
+		}
+		list = append(list, f.Path)
+		if f.OrigPath != "" {
+			list = append(list, f.OrigPath) // so the old name does not stay staged as a deletion
+		}
+	}
+	for _, chunk := range chunks(list) {
+		c := call{sub: subReset, opts: []string{"-q"}, paths: chunk, okExit: []int{1}}
+		if st.Head == "" {
+			c = call{sub: subRm, opts: []string{"-q", "--cached", "-r"}, paths: chunk}
+		}
+		if _, err := r.run(ctx, t, d, c); err != nil {
+			return nil, err
+		}
+	}
+	return &StageResult{Count: len(picked)}, nil
+}
+
+// lock takes the checkout's change lock, or refuses at once: one git change
+// at a time per checkout, and a quick change never waits behind a long one.
+func (r *Repo) lock() (func(), error) {
+	if !r.change.TryLock() {
+		return nil, ErrBusy
+	}
+	return r.change.Unlock, nil
+}
