@@ -3,6 +3,7 @@ package gate
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -142,6 +143,9 @@ func (r *Repo) freshDecision(ctx context.Context, t trust.Trust) (*decision, err
 	}
 	for _, e := range entries {
 		if e.key == "extensions.worktreeconfig" {
+			if _, err := os.Lstat(filepath.Join(r.gitDir, "config.worktree")); err != nil {
+				continue // on, but no per-worktree file yet: nothing more to read
+			}
 			if on, _ := parseBool(e.value, e.hasValue); on {
 				more, l2, err := r.listConfig(ctx, t, listing, "--worktree")
 				if err != nil {
@@ -158,6 +162,13 @@ func (r *Repo) freshDecision(ctx context.Context, t trust.Trust) (*decision, err
 
 func (r *Repo) listConfig(ctx context.Context, t trust.Trust, d *decision, scope string) ([]entry, bool, error) {
 	res, err := r.run(ctx, t, d, call{sub: subConfig, opts: []string{scope, "--list", "-z"}, okExit: []int{1}})
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		// git cannot read the config itself (a bad value, a broken file):
+		// nothing it says can be checked, so nothing runs.
+		return nil, false, refusal.Errorf(ErrRefused,
+			"This repository's git config can't be read; turn on Full access for remote devices on this computer to use Git on this checkout from the phone.")
+	}
 	if err != nil {
 		return nil, false, err
 	}

@@ -67,9 +67,29 @@ var (
 // refuseConfig is the untrusted-config refusal: it names the keys and the
 // action ("commit", "stage files") as the seed's Round 10 says.
 func refuseConfig(keys []string, action string) error {
+	shown := make([]string, 0, len(keys))
+	for _, k := range keys {
+		shown = append(shown, shownKey(k))
+	}
 	return refusal.Errorf(ErrRefused,
 		"This repository's git config runs programs (%s); turn on Full access for remote devices on this computer to %s from the phone.",
-		strings.Join(keys, ", "), action)
+		strings.Join(uniq(shown), ", "), action)
+}
+
+// shownKey is a config key as a device may see it: a subsection that could
+// name a place on this computer or a URL (url.<base>.insteadOf,
+// includeIf.gitdir:<path>.path, credential.<url>.helper) becomes "…".
+func shownKey(key string) string {
+	sec, rest, ok := strings.Cut(key, ".")
+	i := strings.LastIndexByte(rest, '.')
+	if !ok || i < 0 {
+		return key
+	}
+	sub, name := rest[:i], rest[i+1:]
+	if len(sub) > 40 || strings.ContainsAny(sub, "/\\: ~\t") {
+		sub = "…"
+	}
+	return sec + "." + sub + "." + name
 }
 
 func refuseSubmodules(action string) error {

@@ -55,12 +55,12 @@ var closedOffline = []Option{
 var closedEnv = []Option{
 	{"GIT_ALLOW_PROTOCOL", "https:http:ssh:git", "pins the transports over any protocol.<name>.allow a config names"},
 	{"GIT_NO_LAZY_FETCH", "1", "a partial clone never fetches a missing object behind the phone's back (git 2.44 and later; older gits rely on the partial-clone refusal)"},
-	{"GIT_TERMINAL_PROMPT", "0", "nothing waits for a password on a terminal nobody sees"},
 }
 
 // everyoneEnv is added to the environment of every call.
 var everyoneEnv = []Option{
 	{"GIT_LITERAL_PATHSPECS", "1", "a path from a device is a path, never :(magic)"},
+	{"GIT_TERMINAL_PROMPT", "0", "nothing waits for a password on a terminal nobody sees"},
 	{"GIT_EDITOR", ":", "no editor runs (':' is the shell's no-op)"},
 	{"GIT_SEQUENCE_EDITOR", ":", "the same, for rebase todo lists"},
 	{"LC_ALL", "C", "messages and formats do not change with the user's locale"},

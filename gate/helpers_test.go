@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/gatehouse/gatehouse/internal/gittest"
 	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/trust"
+	"golang.org/x/sys/unix"
 )
 
 var (
@@ -79,4 +81,20 @@ func read(t testing.TB, path string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+func mkfifo(path string) error { return unix.Mkfifo(path, 0o644) }
+
+// requireGit skips a case that needs git major.minor or later: the key or
+// behaviour it attacks does not exist before.
+func requireGit(t *testing.T, major, minor int, what string) {
+	t.Helper()
+	var a, b int
+	out := git(t, "", "version")
+	if _, err := fmt.Sscanf(strings.TrimPrefix(out, "git version "), "%d.%d", &a, &b); err != nil {
+		t.Fatalf("git version %q", out)
+	}
+	if a < major || a == major && b < minor {
+		t.Skipf("%s needs git %d.%d or later; this is %s", what, major, minor, strings.TrimSpace(out))
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gatehouse/gatehouse/fsguard"
@@ -44,6 +45,8 @@ type Repo struct {
 
 	mu    sync.Mutex // guards cache
 	cache cached
+
+	started atomic.Int64 // git processes started, for tests and doctor
 }
 
 // maxMetadata bounds one of git's own small files read by the gate.

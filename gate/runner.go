@@ -125,6 +125,7 @@ func (r *Repo) run(ctx context.Context, t trust.Trust, d *decision, c call) (*re
 	out := &bounded{max: c.sub.maxOut, full: cancel}
 	errOut := &bounded{max: maxStderr}
 	cmd.Stdout, cmd.Stderr = out, errOut
+	r.started.Add(1)
 	err := cmd.Run()
 	res := &result{stdout: out.buf.Bytes(), stderr: errOut.buf.Bytes(), truncated: out.over}
 	if cmd.ProcessState != nil {

@@ -8,11 +8,14 @@
 package gittest
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Home makes a fresh HOME for the test process (t.Setenv), with a global
@@ -87,7 +90,7 @@ func Write(t testing.TB, dir string, files map[string]string) {
 func Payload(t testing.TB) (script, marker string) {
 	t.Helper()
 	marker = filepath.Join(t.TempDir(), "marker")
-	return "#!/bin/sh\ntouch '" + marker + "'\ncat >/dev/null 2>&1 || true\nexit 0\n", marker
+	return "#!/bin/sh\ntouch '" + marker + "'\nexit 0\n", marker
 }
 
 // PayloadFile writes the payload as an executable file and returns its path
@@ -120,4 +123,36 @@ func Hook(t testing.TB, repo, name string) (marker string) {
 		t.Fatal(err)
 	}
 	return marker
+}
+
+// Daemon serves the bare repositories under base over git:// on loopback,
+// pushes allowed, until the test ends, and returns the base URL
+// ("git://127.0.0.1:PORT/").
+func Daemon(t testing.TB, base string) string {
+	t.Helper()
+	for attempt := 0; attempt < 5; attempt++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		cmd := exec.Command("git", "daemon", "--reuseaddr", "--listen=127.0.0.1", "--port="+strconv.Itoa(port),
+			"--export-all", "--enable=receive-pack", "--base-path="+base, base)
+		cmd.Env = os.Environ()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		for range 100 {
+			if c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+				c.Close()
+				return "git://127.0.0.1:" + strconv.Itoa(port) + "/"
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		_ = cmd.Process.Kill()
+	}
+	t.Fatal("git daemon did not start")
+	return ""
 }

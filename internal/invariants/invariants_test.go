@@ -1,0 +1,197 @@
+// Package invariants holds the tests that check, by reading the source,
+// that each rule keeps its one owner: only gate starts processes (git or
+// anything that runs git), and every gate operation takes a trust.Trust.
+package invariants
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// moduleRoot is the repository's top folder.
+func moduleRoot(t *testing.T) string {
+	dir, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		t.Fatalf("no go.mod at %s", dir)
+	}
+	return dir
+}
+
+// sourceFiles parses every non-test Go file of the module, by its folder
+// relative to the root.
+func sourceFiles(t *testing.T) map[string][]*ast.File {
+	root := moduleRoot(t)
+	out := map[string][]*ast.File{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && p != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(p))
+		out[filepath.ToSlash(rel)] = append(out[filepath.ToSlash(rel)], f)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// processStarters are the calls that start a program.
+var processStarters = map[string]bool{
+	"exec.Command": true, "exec.CommandContext": true, "os.StartProcess": true,
+	"syscall.Exec": true, "syscall.ForkExec": true, "syscall.StartProcess": true,
+	"unix.Exec": true,
+}
+
+// mayStartProcesses names the packages allowed to start a program, and why.
+var mayStartProcesses = map[string]string{
+	"gate":             "the one runner for git",
+	"internal/gittest": "builds fixture repositories with plain git, for tests only",
+	"regress":          "reproduces each exploit with plain git, to prove it fires",
+}
+
+func TestOnlyGateStartsProcesses(t *testing.T) {
+	for pkg, files := range sourceFiles(t) {
+		if _, ok := mayStartProcesses[pkg]; ok {
+			continue
+		}
+		for _, f := range files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				if name := callName(n); processStarters[name] {
+					t.Errorf("%s calls %s: only gate starts git or any program that runs it", pkg, name)
+				}
+				return true
+			})
+		}
+	}
+}
+
+// Inside gate, only the runner starts a process.
+func TestGateStartsGitInOneFunction(t *testing.T) {
+	var where []string
+	for _, f := range sourceFiles(t)["gate"] {
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok {
+				continue
+			}
+			ast.Inspect(fn, func(n ast.Node) bool {
+				if processStarters[callName(n)] {
+					where = append(where, fn.Name.Name)
+				}
+				return true
+			})
+		}
+	}
+	if strings.Join(where, ",") != "run" {
+		t.Fatalf("gate starts processes in %v; only run may", where)
+	}
+}
+
+// noGit lists the exported Repo methods that run no git, and so need no
+// trust.
+var noGit = map[string]string{
+	"Root":     "returns the served folder",
+	"Linked":   "reports a field",
+	"MainPath": "computes a path",
+	"Identity": "reads the config file with go-git's parser, never git",
+}
+
+func TestEveryGateOperationTakesATrust(t *testing.T) {
+	var methods []string
+	for _, f := range sourceFiles(t)["gate"] {
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Recv == nil || !fn.Name.IsExported() || recvName(fn) != "Repo" {
+				continue
+			}
+			methods = append(methods, fn.Name.Name)
+			if _, ok := noGit[fn.Name.Name]; ok {
+				continue
+			}
+			if !takesTrust(fn) {
+				t.Errorf("Repo.%s takes no trust.Trust", fn.Name.Name)
+			}
+		}
+	}
+	sort.Strings(methods)
+	if len(methods) < 15 {
+		t.Fatalf("found only %v: the scan is broken", methods)
+	}
+}
+
+// The runner itself requires a trust, and every call of it passes one.
+func TestTheRunnerTakesATrust(t *testing.T) {
+	found := false
+	for _, f := range sourceFiles(t)["gate"] {
+		for _, decl := range f.Decls {
+			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Name.Name == "run" && recvName(fn) == "Repo" {
+				found = takesTrust(fn)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("Repo.run does not take a trust.Trust")
+	}
+}
+
+func recvName(fn *ast.FuncDecl) string {
+	if fn.Recv == nil || len(fn.Recv.List) == 0 {
+		return ""
+	}
+	typ := fn.Recv.List[0].Type
+	if star, ok := typ.(*ast.StarExpr); ok {
+		typ = star.X
+	}
+	if id, ok := typ.(*ast.Ident); ok {
+		return id.Name
+	}
+	return ""
+}
+
+func takesTrust(fn *ast.FuncDecl) bool {
+	for _, p := range fn.Type.Params.List {
+		if sel, ok := p.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Trust" {
+			if id, ok := sel.X.(*ast.Ident); ok && id.Name == "trust" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func callName(n ast.Node) string {
+	call, ok := n.(*ast.CallExpr)
+	if !ok {
+		return ""
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return ""
+	}
+	id, ok := sel.X.(*ast.Ident)
+	if !ok {
+		return ""
+	}
+	return id.Name + "." + sel.Sel.Name
+}
