@@ -399,8 +399,10 @@ func TestNetworkPrograms(t *testing.T) {
 				return repoWith(t, nil, "remote.origin.url", bare(t), "remote.origin.receivepack", cmd)
 			}, op: opPush},
 		{name: "gpg.program signs a commit: refused", want: ErrRefused,
-			build: func(t *testing.T, cmd string) string { return withStaged(t, "commit.gpgSign", "true", "gpg.program", cmd) },
-			op:    opCommit},
+			build: func(t *testing.T, cmd string) string {
+				return withStaged(t, "commit.gpgSign", "true", "gpg.program", cmd)
+			},
+			op: opCommit},
 		{name: "ssh signing program: refused", want: ErrRefused,
 			build: func(t *testing.T, cmd string) string {
 				return withStaged(t, "commit.gpgSign", "true", "gpg.format", "ssh", "gpg.ssh.program", cmd, "user.signingKey", "key")
@@ -755,4 +757,3 @@ func TestFIFOsStopAtTheDeadline(t *testing.T) {
 		t.Fatalf("a FIFO named like source: %v\n%s", err, diff.Diff)
 	}
 }
-
