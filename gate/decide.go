@@ -43,10 +43,13 @@ type Finding struct {
 
 // decision is what the config listing decided for closed calls.
 type decision struct {
-	findings  []Finding
-	badFilter []string // filter drivers whose names cannot go on the command line
-	overrides []Option // every local filter driver switched off (the Read gate)
-	tooLarge  bool
+	// worktreeConfig: the listing had extensions.worktreeConfig on, so
+	// config.worktree is part of the decision (and of its cache key).
+	worktreeConfig bool
+	findings       []Finding
+	badFilter      []string // filter drivers whose names cannot go on the command line
+	overrides      []Option // every local filter driver switched off (the Read gate)
+	tooLarge       bool
 }
 
 // open is the decision for the desktop and a phone with the switch on: no
@@ -80,24 +83,24 @@ func (r *Repo) decide(ctx context.Context, t trust.Trust, lvl level, action stri
 	return d, nil
 }
 
-// configFiles are the files a decision depends on, in the order of
-// cached.ids.
-func (r *Repo) configFiles() [3]string {
-	return [3]string{
-		filepath.Join(r.commonDir, "config"),
-		filepath.Join(r.gitDir, "config.worktree"),
-		filepath.Join(r.commonDir, "objects", "info", "alternates"),
-	}
-}
-
-func (r *Repo) identities() ([3]fileid.ID, error) {
+// identities stats the files a decision read: config and
+// objects/info/alternates in the common git folder (through its held
+// descriptor), and config.worktree only while the last decision had
+// per-worktree config on (turning it on changes config itself, which is
+// always stat'ed).
+func (r *Repo) identities(worktreeConfig bool) ([3]fileid.ID, error) {
 	var ids [3]fileid.ID
-	for i, p := range r.configFiles() {
-		id, err := fileid.Lstat(p)
-		if err != nil {
+	var err error
+	if ids[0], err = fileid.At(r.commonFD, "config"); err != nil {
+		return ids, fmt.Errorf("gate: %w", err)
+	}
+	if worktreeConfig {
+		if ids[1], err = fileid.Lstat(filepath.Join(r.gitDir, "config.worktree")); err != nil {
 			return ids, fmt.Errorf("gate: %w", err)
 		}
-		ids[i] = id
+	}
+	if ids[2], err = fileid.At(r.commonFD, "objects/info/alternates"); err != nil {
+		return ids, fmt.Errorf("gate: %w", err)
 	}
 	return ids, nil
 }
@@ -106,13 +109,13 @@ func (r *Repo) identities() ([3]fileid.ID, error) {
 // cache when no file it read changed (a few lstats, no process), else from a
 // fresh listing (one git process, two with per-worktree config).
 func (r *Repo) cachedDecision(ctx context.Context, t trust.Trust) (*decision, error) {
-	ids, err := r.identities()
-	if err != nil {
-		return nil, err
-	}
 	r.mu.Lock()
 	c := r.cache
 	r.mu.Unlock()
+	ids, err := r.identities(c.d == nil || c.d.worktreeConfig)
+	if err != nil {
+		return nil, err
+	}
 	if c.d != nil && c.ids == ids {
 		return c.d, nil
 	}
@@ -124,6 +127,9 @@ func (r *Repo) cachedDecision(ctx context.Context, t trust.Trust) (*decision, er
 	d, err := r.freshDecision(ctx, t)
 	if err != nil {
 		return nil, err
+	}
+	if !d.worktreeConfig {
+		ids[1] = fileid.ID{}
 	}
 	r.mu.Lock()
 	r.cache = cached{ids: ids, d: d}
@@ -141,12 +147,15 @@ func (r *Repo) freshDecision(ctx context.Context, t trust.Trust) (*decision, err
 	if err != nil {
 		return nil, err
 	}
+	worktreeConfig := false
 	for _, e := range entries {
 		if e.key == "extensions.worktreeconfig" {
+			on, _ := parseBool(e.value, e.hasValue)
+			worktreeConfig = worktreeConfig || on
 			if _, err := os.Lstat(filepath.Join(r.gitDir, "config.worktree")); err != nil {
 				continue // on, but no per-worktree file yet: nothing more to read
 			}
-			if on, _ := parseBool(e.value, e.hasValue); on {
+			if on {
 				more, l2, err := r.listConfig(ctx, t, listing, "--worktree")
 				if err != nil {
 					return nil, err
@@ -156,7 +165,7 @@ func (r *Repo) freshDecision(ctx context.Context, t trust.Trust) (*decision, err
 		}
 	}
 	d := classify(entries)
-	d.tooLarge = large
+	d.tooLarge, d.worktreeConfig = large, worktreeConfig
 	return d, nil
 }
 

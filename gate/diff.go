@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -83,28 +84,34 @@ func (r *Repo) Diff(ctx context.Context, t trust.Trust, g trust.Grant, o DiffOpt
 	if path != "" {
 		c.paths = []string{path}
 	}
+	// The untracked files are listed and previewed on the other core while
+	// git diff runs.
 	var (
-		res      *result
-		diffErr  error
-		untrack  []string
-		listErr  error
-		parallel sync.WaitGroup
+		previews      bytes.Buffer
+		previewHidden int
+		listErr       error
+		previewsReady sync.WaitGroup
 	)
 	if !o.Staged {
-		parallel.Go(func() { untrack, listErr = r.untracked(ctx, t, d, path) })
+		previewsReady.Go(func() {
+			var files []string
+			if files, listErr = r.untracked(ctx, t, d, path); listErr == nil {
+				previewHidden = r.previews(&previews, files, v)
+			}
+		})
 	}
-	res, diffErr = r.run(ctx, t, d, c)
-	parallel.Wait()
-	if diffErr != nil {
-		return nil, diffErr
+	res, err := r.run(ctx, t, d, c)
+	previewsReady.Wait()
+	if err != nil {
+		return nil, err
 	}
 	if listErr != nil {
 		return nil, listErr
 	}
 	out := &Diff{Truncated: res.truncated}
 	var buf bytes.Buffer
-	out.HiddenSecrets = r.filterPatch(&buf, res.stdout, v, true)
-	out.HiddenSecrets += r.previews(&buf, untrack, v)
+	out.HiddenSecrets = r.filterPatch(&buf, res.stdout, v, true) + previewHidden
+	buf.Write(previews.Bytes())
 	out.Diff, out.Truncated = cut(buf.Bytes(), out.Truncated)
 	return out, nil
 }
@@ -156,7 +163,10 @@ func (r *Repo) hides(s section, v viewer, worktree bool) bool {
 	if !s.known || len(s.names) == 0 {
 		return true
 	}
-	for _, n := range s.names {
+	for i, n := range s.names {
+		if slices.Contains(s.names[:i], n) {
+			continue // the same name on the diff --git, --- and +++ lines
+		}
 		if v.hidesSecrets() {
 			if _, secret := r.root.Secret(n); secret {
 				return true

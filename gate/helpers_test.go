@@ -50,7 +50,11 @@ func tryOpen(t testing.TB, dir string, served ...string) (*Repo, error) {
 		}
 		canon = append(canon, c)
 	}
-	return Open(root, Options{Served: canon, Timeout: 20 * time.Second})
+	r, err := Open(root, Options{Served: canon, Timeout: 20 * time.Second})
+	if err == nil {
+		t.Cleanup(func() { r.Close() })
+	}
+	return r, err
 }
 
 // wantRefusal checks err is the refusal want and that its sentence holds

@@ -379,3 +379,31 @@ func TestIdentityIgnoresSymlinkedConfig(t *testing.T) {
 	}
 	_ = fsguard.ErrMetadata
 }
+
+func TestAuditConfig(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, nil)
+	git(t, dir, "config", "core.sshCommand", "ssh -v")
+	git(t, dir, "config", "core.editor", "vim")
+	git(t, dir, "config", "extensions.partialClone", "origin")
+	git(t, dir, "config", "user.name", "Ann")
+	write(t, dir, map[string]string{".gitmodules": "[submodule \"s\"]\n\tpath = s\n\turl = https://github.com/a/b\n"})
+	rep, err := open(t, dir).AuditConfig(ctx, closed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, f := range rep.Findings {
+		got[f.Key] = f.Gate
+	}
+	if got["core.sshcommand"] != "read" || got["core.editor"] != "change" || got["extensions.partialclone"] != "read" || got["user.name"] != "" {
+		t.Fatalf("findings %v", got)
+	}
+	if !rep.Submodules || !rep.PartialClone || !strings.Contains(rep.ReadSentence, "core.sshcommand") || !strings.Contains(rep.ChangeSentence, "core.editor") {
+		t.Fatalf("report %+v", rep)
+	}
+	clean, err := open(t, gittest.Init(t, nil)).AuditConfig(ctx, closed)
+	if err != nil || len(clean.Findings) != 0 || clean.ReadSentence != "" || clean.ChangeSentence != "" {
+		t.Fatalf("a clean repository: %+v %v", clean, err)
+	}
+}

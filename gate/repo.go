@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/fsguard"
+	"github.com/gatehouse/gatehouse/internal/fileid"
+	"golang.org/x/sys/unix"
 )
 
 // Options say how to run git for a checkout.
@@ -40,6 +42,7 @@ type Repo struct {
 	commonDir string // canonical: the main repository's .git
 	linked    bool
 	maxTime   time.Duration
+	commonFD  int // the common git folder, held open for cheap stats of its files
 
 	change sync.Mutex // one git change at a time per checkout
 
@@ -76,8 +79,14 @@ func Open(root *fsguard.Root, opts Options) (*Repo, error) {
 	if err := r.checkAlternates(); err != nil {
 		return nil, err
 	}
+	if r.commonFD, err = fileid.OpenDir(r.commonDir); err != nil {
+		return nil, fmt.Errorf("gate: %w", err)
+	}
 	return r, nil
 }
+
+// Close releases the descriptor the Repo holds.
+func (r *Repo) Close() error { return unix.Close(r.commonFD) }
 
 // locate finds and validates the git folder.
 func (r *Repo) locate(served []string) error {

@@ -39,6 +39,7 @@ var (
 	subDiff        = sub{name: "diff", readOnly: true, timeout: 60 * time.Second, maxOut: 16 << 20}
 	subLog         = sub{name: "log", endOfOptions: true, readOnly: true, timeout: 30 * time.Second, maxOut: 4 << 20}
 	subShow        = sub{name: "show", endOfOptions: true, readOnly: true, timeout: 30 * time.Second, maxOut: 16 << 20}
+	subDiffFiles   = sub{name: "diff-files", readOnly: true, timeout: 60 * time.Second, maxOut: 64 << 20}
 	subLsFiles     = sub{name: "ls-files", readOnly: true, timeout: 60 * time.Second, maxOut: 64 << 20}
 	subForEachRef  = sub{name: "for-each-ref", readOnly: true, timeout: 30 * time.Second, maxOut: 16 << 20}
 	subRevParse    = sub{name: "rev-parse", readOnly: true, timeout: 10 * time.Second, maxOut: 64 << 10}

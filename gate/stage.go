@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"strings"
+	"sync"
 
 	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/trust"
@@ -59,18 +60,69 @@ func (r *Repo) Stage(ctx context.Context, t trust.Trust, g trust.Grant, o StageO
 	if err != nil {
 		return nil, err
 	}
-	st, err := r.status(ctx, t, d)
+	if o.Unstage {
+		st, err := r.status(ctx, t, d)
+		if err != nil {
+			return nil, err
+		}
+		if st.Truncated {
+			return nil, ErrTooManyPaths
+		}
+		return r.unstage(ctx, t, d, st, pick(st.Files, paths, o.All))
+	}
+	files, err := r.unstaged(ctx, t, d)
 	if err != nil {
 		return nil, err
 	}
-	if st.Truncated {
+	return r.stage(ctx, t, d, viewer{t, g}, pick(files, paths, o.All), o.All)
+}
+
+// unstaged lists what staging could take: tracked files changed in the work
+// tree (git diff-files) and untracked files (git ls-files --others), the two
+// listings run side by side. It is the part of a status a stage needs, and
+// much cheaper than a whole status.
+func (r *Repo) unstaged(ctx context.Context, t trust.Trust, d *decision) ([]FileStatus, error) {
+	var (
+		others  []string
+		listErr error
+		wg      sync.WaitGroup
+	)
+	wg.Go(func() { others, listErr = r.untracked(ctx, t, d, "") })
+	opts := []string{"--raw", "-z", "--no-renames"}
+	if t.Closed() {
+		opts = append(opts, "--ignore-submodules=all")
+	}
+	res, err := r.run(ctx, t, d, call{sub: subDiffFiles, opts: opts})
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	if listErr != nil {
+		return nil, listErr
+	}
+	if res.truncated {
 		return nil, ErrTooManyPaths
 	}
-	picked := pick(st.Files, paths, o.All)
-	if o.Unstage {
-		return r.unstage(ctx, t, d, st, picked)
+	files := parseRaw(res.stdout)
+	for _, p := range others {
+		files = append(files, FileStatus{Path: p, Index: "?", Worktree: "?"})
 	}
-	return r.stage(ctx, t, d, viewer{t, g}, picked, o.All)
+	return files, nil
+}
+
+// parseRaw reads diff --raw -z: ":oldmode newmode oldsha newsha STATUS\0path\0".
+func parseRaw(out []byte) []FileStatus {
+	var files []FileStatus
+	recs := bytes.Split(out, []byte{0})
+	for i := 0; i+1 < len(recs); i += 2 {
+		meta := strings.Fields(string(recs[i]))
+		if len(meta) != 5 {
+			break
+		}
+		files = append(files, FileStatus{Path: string(recs[i+1]), Index: ".", Worktree: meta[4][:1],
+			Submodule: meta[0] == ":160000" || meta[1] == "160000"})
+	}
+	return files
 }
 
 // pick returns the status entries a request names: all of them, or those

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/gatehouse/gatehouse/fsguard"
+	"github.com/gatehouse/gatehouse/gate"
 )
 
 func init() {
@@ -34,6 +36,14 @@ func runDoctor(e *env, args []string) int {
 	}
 	fmt.Fprintf(e.stdout, "gatehouse %s on %s/%s\n", version, runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(e.stdout, "file opens: %s\n", fsguard.Mechanism())
+	if v, path, err := gate.Version(context.Background(), ""); err != nil {
+		warn("git: not found or not runnable (%v); gatehouse needs git on PATH", err)
+	} else {
+		fmt.Fprintf(e.stdout, "git: %s (%s)\n", v, path)
+		if !gate.LazyFetchSwitch(v) {
+			fmt.Fprintln(e.stdout, "  this git has no GIT_NO_LAZY_FETCH (2.44+): partial clones are refused for phones instead")
+		}
+	}
 
 	store, c := openState(e)
 	if store == nil {

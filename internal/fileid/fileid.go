@@ -43,3 +43,17 @@ func Lstat(path string) (ID, error) {
 	}
 	return FromStat(&st), nil
 }
+
+// At returns the ID of name relative to the open folder dirfd, without
+// following a symlink at its last component: cheaper than Lstat of a long
+// absolute path when the same folder is asked again and again.
+func At(dirfd int, name string) (ID, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if err == unix.ENOENT || err == unix.ENOTDIR {
+			return ID{}, nil
+		}
+		return ID{}, err
+	}
+	return FromStat(&st), nil
+}

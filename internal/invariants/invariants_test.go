@@ -115,6 +115,7 @@ var noGit = map[string]string{
 	"Linked":   "reports a field",
 	"MainPath": "computes a path",
 	"Identity": "reads the config file with go-git's parser, never git",
+	"Close":    "releases a descriptor",
 }
 
 func TestEveryGateOperationTakesATrust(t *testing.T) {
