@@ -150,6 +150,24 @@ func TestHooksOnEveryOperation(t *testing.T) {
 				return dir
 			}, op: opCommit},
 	)
+	changed := func(t *testing.T) string {
+		d := gittest.Init(t, map[string]string{"a.txt": "a\n"})
+		dirty(t, d)
+		return d
+	}
+	attacks = append(attacks,
+		attack{name: "stage runs post-index-change", build: hook("post-index-change", changed), op: opStage},
+		attack{name: "unstage runs post-index-change", build: hook("post-index-change", staged),
+			op: func(r *Repo, tr trust.Trust) error {
+				_, err := r.Stage(ctx, tr, trust.Full, StageOptions{All: true, Unstage: true})
+				return err
+			}},
+		attack{name: "discard runs post-index-change", build: hook("post-index-change", staged),
+			op: func(r *Repo, tr trust.Trust) error {
+				_, err := r.Discard(ctx, tr, DiscardOptions{Paths: []string{"a.txt"}})
+				return err
+			}},
+	)
 	attacks = append(attacks, mergeHookAttacks()...)
 	runAttacks(t, attacks)
 }
