@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/gatehouse/gatehouse/internal/hostile"
 	"hash/crc32"
 	"image"
 	"image/color"
@@ -22,7 +23,7 @@ import (
 
 func TestReadTextPagesAndHash(t *testing.T) {
 	big := strings.Repeat("é", MaxText/2+10) // 2-byte characters across the page edge
-	base := buildTree(t, "file root/small.txt = hi\nfile root/bin.dat = a\x00b")
+	base := hostile.Build(t, "file root/small.txt = hi\nfile root/bin.dat = a\x00b")
 	if err := os.WriteFile(filepath.Join(base, "root/big.txt"), []byte("x"+big), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestListSortsFlagsAndPages(t *testing.T) {
 	for i := range ListPage + 5 {
 		fmt.Fprintf(&spec, "file root/many/f%04d = x\n", i)
 	}
-	r := openTestRoot(t, buildTree(t, spec.String()))
+	r := openTestRoot(t, hostile.Build(t, spec.String()))
 	l, err := r.List(trust.View, "", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +102,7 @@ func TestListSortsFlagsAndPages(t *testing.T) {
 		t.Fatalf("paging: %d next %d, then %d next %d", len(p1.Entries), p1.Next, len(p2.Entries), p2.Next)
 	}
 	// A secret folder may be listed (names only); its files stay closed.
-	r2 := openTestRoot(t, buildTree(t, "file root/.ssh/id_ed25519 = KEY"))
+	r2 := openTestRoot(t, hostile.Build(t, "file root/.ssh/id_ed25519 = KEY"))
 	l2, err := r2.List(trust.View, ".ssh", 0)
 	if err != nil || len(l2.Entries) != 1 || !l2.Entries[0].Secret {
 		t.Fatalf("listing .ssh: %+v %v", l2, err)
@@ -112,7 +113,7 @@ func TestListSortsFlagsAndPages(t *testing.T) {
 }
 
 func TestSearch(t *testing.T) {
-	r := openTestRoot(t, buildTree(t, `
+	r := openTestRoot(t, hostile.Build(t, `
 file root/src/envelope.go = x
 file root/.env = x
 file root/config/.env.local = x
@@ -138,7 +139,7 @@ func TestSearchStopsAtItsBound(t *testing.T) {
 	for i := range MaxSearchResults + 20 {
 		fmt.Fprintf(&spec, "file root/d%d/match%d.txt = x\n", i%7, i)
 	}
-	r := openTestRoot(t, buildTree(t, spec.String()))
+	r := openTestRoot(t, hostile.Build(t, spec.String()))
 	res, err := r.Search(context.Background(), trust.View, "match")
 	if err != nil || !res.Truncated || len(res.Paths) != MaxSearchResults {
 		t.Fatalf("got %d paths, truncated %v, err %v", len(res.Paths), res.Truncated, err)
@@ -146,7 +147,7 @@ func TestSearchStopsAtItsBound(t *testing.T) {
 }
 
 func TestGrepOptions(t *testing.T) {
-	r := openTestRoot(t, buildTree(t, `
+	r := openTestRoot(t, hostile.Build(t, `
 file root/a.go = func Foo() {}
 file root/b.go = // foobar and FOO
 file root/c.txt = the fool
@@ -199,7 +200,7 @@ func TestGrepLinesAndBounds(t *testing.T) {
 	for i := range MaxGrepMatches + 10 {
 		fmt.Fprintf(&many, "line %d needle\n", i)
 	}
-	base := buildTree(t, "file root/x.txt = one\\ntwo needle\\nthree\n")
+	base := hostile.Build(t, "file root/x.txt = one\\ntwo needle\\nthree\n")
 	if err := os.WriteFile(filepath.Join(base, "root/x.txt"), []byte("one\ntwo needle\nthree needle\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +239,7 @@ func TestGrepLinesAndBounds(t *testing.T) {
 }
 
 func TestWrite(t *testing.T) {
-	base := buildTree(t, "file root/a.txt = old\nfile root/big.txt = x\nsymlink root/alias.txt -> a.txt\ndir root/real\nsymlink root/docs -> real")
+	base := hostile.Build(t, "file root/a.txt = old\nfile root/big.txt = x\nsymlink root/alias.txt -> a.txt\ndir root/real\nsymlink root/docs -> real")
 	if err := os.Chmod(filepath.Join(base, "root/a.txt"), 0o640); err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +309,7 @@ func TestWrite(t *testing.T) {
 }
 
 func TestImages(t *testing.T) {
-	base := buildTree(t, "file root/not.png = hello")
+	base := hostile.Build(t, "file root/not.png = hello")
 	img := image.NewRGBA(image.Rect(0, 0, 1200, 800))
 	for y := range 800 {
 		for x := range 1200 {
@@ -378,7 +379,7 @@ func pngHeader(w, h uint32) []byte {
 }
 
 func TestHomeAndAppDataRoots(t *testing.T) {
-	base := buildTree(t, `
+	base := hostile.Build(t, `
 file home/notes.txt = hi
 file home/code/app/main.go = x
 file home/.local/state/gatehouse/settings.json = {}
@@ -424,7 +425,7 @@ symlink homelink -> home
 
 // Serving ~/.aws must not make ~/.aws/credentials a harmless "credentials".
 func TestSecretsSeenFromHome(t *testing.T) {
-	base := buildTree(t, "file home/.aws/credentials = [default]\\naws_secret_access_key=KEY-MARKER")
+	base := hostile.Build(t, "file home/.aws/credentials = [default]\\naws_secret_access_key=KEY-MARKER")
 	r, err := OpenRoot(filepath.Join(base, "home/.aws"), Options{Home: filepath.Join(base, "home")})
 	if err != nil {
 		t.Fatal(err)
@@ -444,7 +445,7 @@ func TestSecretsSeenFromHome(t *testing.T) {
 }
 
 func TestHazards(t *testing.T) {
-	base := buildTree(t, `
+	base := hostile.Build(t, `
 file outside/id_rsa = KEY
 file outside/x = x
 file root/ok.txt = x
@@ -487,7 +488,7 @@ file root/-rf = x
 }
 
 func TestErrorsNeverCarryLocalPaths(t *testing.T) {
-	base := buildTree(t, baseTree+"symlink root/out -> ../outside/plain.txt")
+	base := hostile.Build(t, hostile.BaseTree+"symlink root/out -> ../outside/plain.txt")
 	r := openTestRoot(t, base)
 	for _, p := range []string{"out", "nope", ".git/config", "../x", ".env", "src"} {
 		_, err := r.ReadText(trust.View, p, 0)
@@ -503,7 +504,7 @@ func TestErrorsNeverCarryLocalPaths(t *testing.T) {
 }
 
 func TestOperationsNeverBlockOnFIFOs(t *testing.T) {
-	r := openTestRoot(t, buildTree(t, "fifo root/a.txt\nfifo root/.gitignore\nfifo root/sub/package.json\nfile root/b.txt = needle"))
+	r := openTestRoot(t, hostile.Build(t, "fifo root/a.txt\nfifo root/.gitignore\nfifo root/sub/package.json\nfile root/b.txt = needle"))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

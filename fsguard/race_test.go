@@ -2,6 +2,7 @@ package fsguard
 
 import (
 	"errors"
+	"github.com/gatehouse/gatehouse/internal/hostile"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,7 +46,7 @@ func swapper(t *testing.T, base, name, target string, stop *atomic.Bool) chan st
 
 // raceCase swaps name for a symlink to outside while reading path.
 func raceCase(t *testing.T, name, target, path string) {
-	base := buildTree(t, `
+	base := hostile.Build(t, `
 file root/d/f.txt = INSIDE
 file root/g.txt = INSIDE
 file outside/d/f.txt = OUTSIDE

@@ -160,3 +160,25 @@ func lstatAt(dirfd int, name string) (unix.Stat_t, error) {
 	err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 	return st, err
 }
+
+// Folders lists the folders under the root (never .git, never through a
+// symlink), at most max of them, for a watcher. truncated says there were
+// more.
+func (r *Root) Folders(ctx context.Context, max int) (folders []string, truncated bool) {
+	var mu sync.Mutex
+	folders = []string{"."}
+	truncated = r.walk(ctx, walkLimits{maxEntries: maxWalkEntries}, func(_ int, dir string, ents []fs.DirEntry) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range ents {
+			if e.IsDir() && !IsGitName(e.Name()) {
+				if len(folders) >= max {
+					return false
+				}
+				folders = append(folders, joinRel(dir, e.Name()))
+			}
+		}
+		return true
+	})
+	return folders, truncated || len(folders) >= max
+}

@@ -198,3 +198,26 @@ func (r *Repo) Root() *fsguard.Root { return r.root }
 
 // Linked reports whether this checkout is a linked worktree.
 func (r *Repo) Linked() bool { return r.linked }
+
+// GitDir is the checkout's own git folder (where its index and HEAD live),
+// for a watcher that tells devices the checkout changed. This computer only.
+func (r *Repo) GitDir() string { return r.gitDir }
+
+// Hold takes the checkout's change lock for a change made outside git (a
+// file saved from a device), or refuses at once while a git change runs.
+func (r *Repo) Hold() (func(), error) { return r.lock() }
+
+// HeadBranch names the branch HEAD points at, read from the HEAD file
+// without git, for display only ("" when detached or unreadable). No
+// decision rests on it.
+func (r *Repo) HeadBranch() string {
+	data, err := fsguard.ReadMetadata(filepath.Join(r.gitDir, "HEAD"), maxMetadata)
+	if err != nil {
+		return ""
+	}
+	name, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "ref: refs/heads/")
+	if !ok || !ValidBranch(name) {
+		return ""
+	}
+	return name
+}

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"flag"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gatehouse/gatehouse/rpc"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -28,6 +33,25 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			// mknul FILE WORD... writes the words NUL-separated, as git -z does.
+			// mklog N appends N requests to the state folder's request log.
+			"mklog": func(ts *testscript.TestScript, neg bool, args []string) {
+				n, _ := strconv.Atoi(args[0])
+				l, err := rpc.OpenRequestLog(ts.Getenv("GATEHOUSE_HOME"))
+				ts.Check(err)
+				for i := range n {
+					ts.Check(l.Append(rpc.LogEntry{Time: time.Now().UTC(), Device: "phone-" + strconv.Itoa(i%2),
+						Fingerprint: "00112233445566778899aabbccddeeff", Method: "git.status", Target: "t1", Code: "OK", MS: 3}))
+				}
+				ts.Check(l.Close())
+			},
+			// cutlog removes the second line of the request log.
+			"cutlog": func(ts *testscript.TestScript, neg bool, args []string) {
+				p := ts.Getenv("GATEHOUSE_HOME") + "/requests.log"
+				data, err := os.ReadFile(p)
+				ts.Check(err)
+				lines := strings.SplitAfter(string(data), "\n")
+				ts.Check(os.WriteFile(p, []byte(lines[0]+strings.Join(lines[2:], "")), 0o600))
+			},
 			"mknul": func(ts *testscript.TestScript, neg bool, args []string) {
 				ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.Join(args[1:], "\x00")+"\x00"), 0o644))
 			},
@@ -47,6 +71,32 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		}
 		if c.summary == "" {
 			t.Errorf("%s has no summary", c.name)
+		}
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// The whole policy (methods, forced options, allowlist, refusals, program
+// keys) is a golden file: it changes only on purpose, in review.
+func TestPolicyGolden(t *testing.T) {
+	for _, c := range []struct{ format, file string }{{"text", "testdata/policy.golden"}, {"json", "testdata/policy.golden.json"}} {
+		var out, errOut strings.Builder
+		if code := run(&env{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, getenv: os.Getenv},
+			[]string{"policy", "--format", c.format}); code != exitOK {
+			t.Fatalf("policy: %d %s", code, errOut.String())
+		}
+		if *update {
+			if err := os.WriteFile(c.file, []byte(out.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(want) != out.String() {
+			t.Errorf("gatehouse policy --format %s differs from %s; if the change is meant, run go test ./cmd/gatehouse -run TestPolicyGolden -update and review the diff", c.format, c.file)
 		}
 	}
 }

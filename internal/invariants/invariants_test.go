@@ -111,11 +111,14 @@ func TestGateStartsGitInOneFunction(t *testing.T) {
 // noGit lists the exported Repo methods that run no git, and so need no
 // trust.
 var noGit = map[string]string{
-	"Root":     "returns the served folder",
-	"Linked":   "reports a field",
-	"MainPath": "computes a path",
-	"Identity": "reads the config file with go-git's parser, never git",
-	"Close":    "releases a descriptor",
+	"Root":       "returns the served folder",
+	"Linked":     "reports a field",
+	"MainPath":   "computes a path",
+	"Identity":   "reads the config file with go-git's parser, never git",
+	"Close":      "releases a descriptor",
+	"GitDir":     "returns a path for the watcher",
+	"Hold":       "takes the checkout lock",
+	"HeadBranch": "reads the HEAD file for display, never git",
 }
 
 func TestEveryGateOperationTakesATrust(t *testing.T) {
@@ -195,4 +198,40 @@ func callName(n ast.Node) string {
 		return ""
 	}
 	return id.Name + "." + sel.Sel.Name
+}
+
+// fileCalls open, read, write or walk files by name.
+var fileCalls = map[string]bool{
+	"os.Open": true, "os.OpenFile": true, "os.ReadFile": true, "os.WriteFile": true, "os.Create": true,
+	"os.Remove": true, "os.RemoveAll": true, "os.Rename": true, "os.Mkdir": true, "os.MkdirAll": true,
+	"os.Symlink": true, "os.Link": true, "os.ReadDir": true, "os.Stat": true, "os.Lstat": true,
+	"os.Readlink": true, "os.Chmod": true, "os.Truncate": true, "os.OpenRoot": true, "os.OpenInRoot": true,
+	"filepath.Walk": true, "filepath.WalkDir": true, "filepath.EvalSymlinks": true, "fs.WalkDir": true,
+}
+
+// bannedImports give a package raw access to files or processes.
+var bannedImports = []string{"os/exec", "syscall", "golang.org/x/sys/unix", "io/ioutil", "net"}
+
+// The method handlers hold no policy: only fsguard opens a checkout's files
+// and only gate starts git, so rpc/methods does neither itself.
+func TestMethodsNeverTouchFilesOrProcesses(t *testing.T) {
+	files := sourceFiles(t)["rpc/methods"]
+	if len(files) < 5 {
+		t.Fatalf("found %d files in rpc/methods: the scan is broken", len(files))
+	}
+	for _, f := range files {
+		for _, imp := range f.Imports {
+			for _, banned := range bannedImports {
+				if strings.Trim(imp.Path.Value, `"`) == banned {
+					t.Errorf("rpc/methods imports %s", banned)
+				}
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if name := callName(n); fileCalls[name] || processStarters[name] {
+				t.Errorf("rpc/methods calls %s: files go through fsguard, git through gate", name)
+			}
+			return true
+		})
+	}
 }

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/gatehouse/gatehouse/rpc"
+)
+
+func init() {
+	register(&command{
+		name:    "log",
+		summary: "show what each device asked for, and check the log's chain",
+		usage:   "[--device ID] [--since TIME] [--format text|json]",
+		help: `Prints the host's request log: one line per device request, with the time, the
+device and its key fingerprint, the method, the target, the outcome and how long
+it took (never parameters, file text or diff content). Each line carries the
+hash of the one before, so a cut or an edit is found: when the chain is broken,
+log says where and exits 1.
+
+--since takes a time (2026-11-30T12:00:00Z) or a duration back from now (2h).`,
+		setup: func(fs *flag.FlagSet) func(*env, []string) int {
+			device := fs.String("device", "", "only this device's requests")
+			since := fs.String("since", "", "only requests since this time or duration ago")
+			format := formatFlag(fs, "text", "json")
+			return func(e *env, args []string) int {
+				c := named("log")
+				if len(args) > 0 {
+					return usageError(e, c, "takes no arguments")
+				}
+				if !checkFormat(e, c, *format, "text", "json") {
+					return exitUsage
+				}
+				from, err := parseSince(*since)
+				if err != nil {
+					return usageError(e, c, "%v", err)
+				}
+				store, code := openState(e)
+				if store == nil {
+					return code
+				}
+				entries, broken, err := rpc.ReadLog(store.Dir())
+				if err != nil && !errors.Is(err, rpc.ErrChainBroken) {
+					fmt.Fprintf(e.stderr, "gatehouse log: %v\n", err)
+					return exitUsage
+				}
+				var shown []rpc.LogEntry
+				for _, en := range entries {
+					if (*device == "" || en.Device == *device) && !en.Time.Before(from) {
+						shown = append(shown, en)
+					}
+				}
+				if *format == "json" {
+					enc := json.NewEncoder(e.stdout)
+					enc.SetIndent("", "  ")
+					_ = enc.Encode(map[string]any{"entries": shown, "chainIntact": broken < 0, "brokenAt": broken})
+				} else {
+					for _, en := range shown {
+						fmt.Fprintf(e.stdout, "%s  %-20s %-16s %-18s %-18s %-14s %dms\n", en.Time.Format(time.RFC3339),
+							en.Device, short(en.Fingerprint), en.Method, en.Target, en.Code, en.MS)
+					}
+				}
+				if broken >= 0 {
+					fmt.Fprintf(e.stderr, "gatehouse log: the chain is broken at entry %d: the log was cut or edited there\n", broken+1)
+					return exitFound
+				}
+				return exitOK
+			}
+		},
+	})
+}
+
+func short(fp string) string {
+	if len(fp) > 16 {
+		return fp[:16]
+	}
+	return fp
+}
+
+func parseSince(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		return time.Now().Add(-d), nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--since takes a time like 2026-11-30T12:00:00Z or a duration like 2h")
+	}
+	return t, nil
+}

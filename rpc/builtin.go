@@ -1,0 +1,138 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/gatehouse/gatehouse/fsguard"
+	"github.com/gatehouse/gatehouse/gate"
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+// Protocol is the version host.hello reports.
+const Protocol = 1
+
+// Hello is host.hello's answer: what this host serves and what the calling
+// device may do, built from the declarations alone.
+type Hello struct {
+	Protocol         int               `json:"protocol"`
+	Version          string            `json:"version"`
+	Methods          []string          `json:"methods"`
+	Limits           map[string]int    `json:"limits"`
+	Features         []string          `json:"features"`
+	Access           *string           `json:"access"` // the device's grant; null if none
+	MethodAccess     map[string]string `json:"methodAccess"`
+	FullAccessSwitch []string          `json:"fullAccessSwitch"`
+}
+
+// Limits are the bounds the host enforces, each from its constant.
+func Limits() map[string]int {
+	return map[string]int{
+		"maxText":       fsguard.MaxText,
+		"pageBudget":    PageBudget,
+		"packedPageMax": PackedPageMax,
+		"maxBatch":      MaxBatch,
+		"maxIds":        MaxIDs,
+		"maxPaths":      gate.MaxStagePaths,
+		"maxPath":       fsguard.MaxPath,
+		"maxFrame":      MaxFrame,
+		"imageChunk":    fsguard.ImageChunk,
+		"maxImageBytes": fsguard.MaxImage,
+	}
+}
+
+type batchParams struct {
+	Calls []struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	} `json:"calls"`
+}
+
+// BatchResult is one answer in a batch.
+type BatchResult struct {
+	OK     bool            `json:"ok"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  string          `json:"error,omitempty"`
+	Code   Code            `json:"code,omitempty"`
+}
+
+func registerBuiltins(r *Registry) {
+	must(Register(r, Method{Name: "host.hello", Scope: trust.View, Lane: LaneRead, ReadOnly: true, Params: "{}"},
+		func(ctx context.Context, c *Call, _ struct{}) (any, error) { return c.host.hello(c), nil }))
+	must(Register(r, Method{Name: "batch", Scope: trust.View, Lane: LaneRead, ReadOnly: true,
+		Params: "{calls: [{method, params}]} (read-only methods, at most maxBatch)"},
+		func(ctx context.Context, c *Call, p batchParams) (any, error) { return c.host.batch(ctx, c, p) }))
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err) // the built-in table is fixed; a clash is a programming error caught by every test
+	}
+}
+
+func (h *Host) hello(c *Call) Hello {
+	hello := Hello{Protocol: Protocol, Version: h.o.Version, Limits: Limits(),
+		MethodAccess: map[string]string{}, FullAccessSwitch: []string{}, Methods: []string{},
+		Features: []string{"packedFrames", "sendId"}}
+	for _, m := range h.o.Registry.Methods() {
+		hello.Methods = append(hello.Methods, m.Name)
+		hello.MethodAccess[m.Name] = m.Scope.String()
+		if m.Switch != "" {
+			hello.FullAccessSwitch = append(hello.FullAccessSwitch, m.Name)
+		}
+	}
+	if g := h.grantOf(c.Device); g != trust.None {
+		s := g.String()
+		hello.Access = &s
+	}
+	if c.Trust.FullAccess() && !c.Trust.IsDesktop() {
+		hello.Features = append(hello.Features, "remoteFullAccess")
+	}
+	return hello
+}
+
+// batch runs read-only methods one after another inside the batch's own read
+// slot, each with the same checks as alone.
+func (h *Host) batch(ctx context.Context, c *Call, p batchParams) ([]BatchResult, error) {
+	if len(p.Calls) == 0 || len(p.Calls) > MaxBatch {
+		return nil, ErrBadParams
+	}
+	out := make([]BatchResult, 0, len(p.Calls))
+	for _, call := range p.Calls {
+		m, ok := h.o.Registry.Lookup(call.Method)
+		var res []byte
+		var err error
+		switch {
+		case !ok:
+			err = ErrUnknownMethod
+		case !m.batchable():
+			err = ErrNotInBatch
+		default:
+			err = h.allowed(c.Device, m)
+			if err == nil && m.Switch != "" && !c.Trust.FullAccess() {
+				err = switchError(m.Switch)
+			}
+			if err == nil {
+				res, err = h.run(ctx, c, m, call.Params)
+			}
+		}
+		if err != nil {
+			code, sentence := codeOf(err)
+			out = append(out, BatchResult{Error: sentence, Code: code})
+			continue
+		}
+		out = append(out, BatchResult{OK: true, Result: res})
+	}
+	if size := batchSize(out); size > PageBudget {
+		return nil, ErrTooLarge
+	}
+	return out, nil
+}
+
+func batchSize(rs []BatchResult) int {
+	n := 0
+	for _, r := range rs {
+		n += len(r.Result) + len(r.Error) + 32
+	}
+	return n
+}

@@ -1,0 +1,165 @@
+package rpc
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Subscriptions: a device that calls subscribe {targets} hears
+// checkout.changed {target} when a subscribed checkout's work tree or index
+// changes, at most once a second per checkout, for 10 minutes (renewed by
+// subscribing again). One file-system watcher per watched target, started
+// on the first subscription and bounded in the folders it watches.
+
+const (
+	subscriptionTTL = 10 * time.Minute
+	debounce        = time.Second
+	maxWatchFolders = 10_000
+)
+
+type subscriptions struct {
+	h        *Host
+	mu       sync.Mutex
+	devices  map[string]map[string]time.Time // target -> device -> expiry
+	watchers map[string]*watcher
+	closed   bool
+}
+
+func newSubscriptions(h *Host) *subscriptions {
+	return &subscriptions{h: h, devices: map[string]map[string]time.Time{}, watchers: map[string]*watcher{}}
+}
+
+// subscribe renews device's subscription to each target and makes sure each
+// is watched.
+func (s *subscriptions) subscribe(device string, targets []*Target) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	until := s.h.now().Add(subscriptionTTL)
+	for _, t := range targets {
+		if s.devices[t.ID] == nil {
+			s.devices[t.ID] = map[string]time.Time{}
+		}
+		s.devices[t.ID][device] = until
+		if _, ok := s.watchers[t.ID]; !ok {
+			if w := startWatcher(t, func() { s.changed(t.ID) }); w != nil {
+				s.watchers[t.ID] = w
+			}
+		}
+	}
+}
+
+// changed tells every device still subscribed to target; a target nobody
+// listens to any more stops being watched.
+func (s *subscriptions) changed(target string) {
+	s.mu.Lock()
+	now := s.h.now()
+	var to []string
+	for dev, until := range s.devices[target] {
+		if now.After(until) {
+			delete(s.devices[target], dev)
+			continue
+		}
+		to = append(to, dev)
+	}
+	if len(to) == 0 {
+		if w := s.watchers[target]; w != nil {
+			w.stop()
+			delete(s.watchers, target)
+		}
+	}
+	s.mu.Unlock()
+	for _, dev := range to {
+		s.h.emit(dev, "checkout.changed", map[string]string{"target": target})
+	}
+}
+
+// forget drops a device's subscriptions (it left, or was revoked).
+func (s *subscriptions) forget(device string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, devs := range s.devices {
+		delete(devs, device)
+	}
+}
+
+func (s *subscriptions) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for id, w := range s.watchers {
+		w.stop()
+		delete(s.watchers, id)
+	}
+}
+
+// watcher watches one target's folders and its git folder, and calls fire
+// at most once a second after changes.
+type watcher struct {
+	w    *fsnotify.Watcher
+	done chan struct{}
+}
+
+func startWatcher(t *Target, fire func()) *watcher {
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil
+	}
+	root := t.Root.Path()
+	folders, _ := t.Root.Folders(context.Background(), maxWatchFolders)
+	for _, f := range folders {
+		_ = fw.Add(filepath.Join(root, f))
+	}
+	if t.Repo != nil {
+		_ = fw.Add(t.Repo.GitDir()) // index and HEAD
+	}
+	w := &watcher{w: fw, done: make(chan struct{})}
+	go w.loop(len(folders), fire)
+	return w
+}
+
+// loop coalesces changes: the first schedules one call a second later, and
+// changes until then ride along, so a busy checkout fires once a second.
+func (w *watcher) loop(watched int, fire func()) {
+	tick := make(chan struct{}, 1)
+	var timer *time.Timer
+	for {
+		select {
+		case <-w.done:
+			if timer != nil {
+				timer.Stop()
+			}
+			return
+		case <-tick:
+			timer = nil
+			fire()
+		case ev, ok := <-w.w.Events:
+			if !ok {
+				return
+			}
+			if ev.Has(fsnotify.Create) && watched < maxWatchFolders {
+				if err := w.w.Add(ev.Name); err == nil { // fails for files, as it should
+					watched++
+				}
+			}
+			if timer == nil {
+				timer = time.AfterFunc(debounce, func() { tick <- struct{}{} })
+			}
+		case _, ok := <-w.w.Errors:
+			if !ok {
+				return
+			}
+		}
+	}
+}
+
+func (w *watcher) stop() {
+	close(w.done)
+	_ = w.w.Close()
+}

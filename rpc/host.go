@@ -1,0 +1,380 @@
+package rpc
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+// Limits of the protocol, each the constant that enforces it.
+const (
+	// PageBudget bounds a reply's result JSON before packing.
+	PageBudget = 180 << 10
+	// MaxFrame bounds a sealed frame on the wire.
+	MaxFrame = 256 << 10
+	// MaxBatch bounds the calls in one batch.
+	MaxBatch = 20
+	// MaxIDs bounds the ids in one list (subscribe).
+	MaxIDs = 500
+)
+
+// Device is who sent a request, as the transport identified it.
+type Device struct {
+	ID          string
+	Fingerprint string // of the key the transport saw the device use
+	// Desktop marks the person at the computer (gatehouse do --as desktop):
+	// the desktop trust, and every method allowed.
+	Desktop bool
+}
+
+// Grants says what each device may do. trust.Store is one (relay devices,
+// bound to their key fingerprints); LAN pairings and `gatehouse do` have
+// their own.
+type Grants interface {
+	GrantFor(id, fingerprint string) trust.Grant
+}
+
+// HostOptions wire a host.
+type HostOptions struct {
+	Registry *Registry
+	Targets  *Targets
+	Grants   Grants
+	// FullAccess reads the switch. It is read once when a request is
+	// admitted, and the answer travels with the request.
+	FullAccess func() bool
+	// Log, when set, gets one line per request.
+	Log *RequestLog
+	// Events delivers an event to a device (the transport's job).
+	Events  func(deviceID string, ev Event)
+	Version string
+	Logger  *slog.Logger
+	// Remember, when set, records a worktree gatehouse made (kind, path,
+	// parent id), or forgets one (path ""), in the state folder.
+	Remember func(kind trust.TargetKind, id, path, parent string)
+}
+
+// Host answers devices' requests: every transport (LAN, relay, do) ends here.
+type Host struct {
+	o      HostOptions
+	lanes  laneSet
+	once   *onceMemory
+	guards sync.Map // device id -> *ReplayGuard
+	subs   *subscriptions
+	now    func() time.Time
+	// orderedWait is how long a request may wait in the ordered lane
+	// (orderedWait; tests shorten it).
+	orderedWait time.Duration
+}
+
+// NewHost makes a host.
+func NewHost(o HostOptions) *Host {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.FullAccess == nil {
+		o.FullAccess = func() bool { return false }
+	}
+	h := &Host{o: o, once: newOnceMemory(), now: time.Now, orderedWait: orderedWait}
+	h.subs = newSubscriptions(h)
+	return h
+}
+
+// Close stops the host's watchers.
+func (h *Host) Close() { h.subs.close() }
+
+// Targets is the set of served folders.
+func (h *Host) Targets() *Targets { return h.o.Targets }
+
+// Registry is the host's method table.
+func (h *Host) Registry() *Registry { return h.o.Registry }
+
+// AddWorktree serves a worktree gatehouse made for a device, as a target of
+// its own.
+func (h *Host) AddWorktree(path, parent string) (*Target, error) {
+	t, err := h.o.Targets.Add(path, trust.Worktree, parent)
+	if err != nil {
+		return nil, err
+	}
+	if h.o.Remember != nil {
+		h.o.Remember(trust.Worktree, t.ID, t.Root.Path(), parent)
+	}
+	return t, nil
+}
+
+// RemoveWorktree stops serving a worktree that was removed.
+func (h *Host) RemoveWorktree(id string) {
+	h.o.Targets.Remove(id)
+	if h.o.Remember != nil {
+		h.o.Remember(trust.Worktree, id, "", "")
+	}
+}
+
+// Forget drops a device's subscriptions: it left presence, was unpaired, or
+// was revoked. Its replay guard stays, so its old frames stay refused.
+func (h *Host) Forget(device string) { h.subs.forget(device) }
+
+// Subscribe renews a device's subscription to targets' changes.
+func (h *Host) Subscribe(device string, targets []*Target) { h.subs.subscribe(device, targets) }
+
+// Call is what a handler knows about the request it answers.
+type Call struct {
+	Trust  trust.Trust // the desktop, or a phone with the switch as it was at admission
+	Grant  trust.Grant
+	Device Device
+	host   *Host
+}
+
+// Target looks up a served target for this call.
+func (c *Call) Target(id string) (*Target, error) {
+	if !printable(id, 1, 64) {
+		return nil, ErrNoTarget
+	}
+	t, ok := c.host.o.Targets.Get(id)
+	if !ok {
+		return nil, ErrNoTarget
+	}
+	return t, nil
+}
+
+// Host is the host answering the call.
+func (c *Call) Host() *Host { return c.host }
+
+// common are the params the dispatcher reads itself before the handler: the
+// target (for the sendId key) and the sendId.
+type common struct {
+	Target string `json:"target"`
+	SendID string `json:"sendId"`
+}
+
+// HandleSealed is a transport's entry: it opens a sealed request frame with
+// key and aadIn, checks it is fresh, answers it, and seals the response with
+// aadOut. A frame that does not open, is packed, is stale or repeated, gets
+// no answer at all (nil): an answer would need a key it may not have.
+func (h *Host) HandleSealed(ctx context.Context, dev Device, key Key, aadIn, aadOut []byte, body string) (string, error) {
+	if len(body) > MaxFrame*4/3+4 {
+		return "", errOpen
+	}
+	plain, err := Open(key, body, aadIn)
+	if err != nil {
+		return "", err
+	}
+	if len(plain) == 0 || plain[0] != '{' {
+		return "", errPacked // requests are never packed
+	}
+	req, err := parseRequest(plain)
+	if err != nil {
+		return "", err
+	}
+	var res Response
+	if err := h.guard(dev.ID).Check(req.TS, req.Nonce); err != nil {
+		if err == errBusy {
+			res = h.errorResponse(req, ErrBusy)
+		} else {
+			res = h.errorResponse(req, ErrStale)
+		}
+	} else {
+		res = h.Handle(ctx, dev, req)
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		return "", err
+	}
+	if req.Z == 1 {
+		out = pack(out)
+	}
+	return Seal(key, out, aadOut), nil
+}
+
+func (h *Host) guard(device string) *ReplayGuard {
+	g, _ := h.guards.LoadOrStore(device, NewReplayGuard())
+	return g.(*ReplayGuard)
+}
+
+// Handle answers one opened, fresh request from dev.
+func (h *Host) Handle(ctx context.Context, dev Device, req Request) Response {
+	start := h.now()
+	var p common
+	_ = json.Unmarshal(req.Params, &p)
+	result, err := h.dispatch(ctx, dev, req, p)
+	res := h.respond(req, result, err)
+	h.logRequest(dev, req.Method, p.Target, res, h.now().Sub(start))
+	return res
+}
+
+// dispatch runs the checks in order and the handler.
+func (h *Host) dispatch(ctx context.Context, dev Device, req Request, p common) ([]byte, error) {
+	m, ok := h.o.Registry.Lookup(req.Method)
+	if !ok {
+		return nil, ErrUnknownMethod
+	}
+	if err := h.allowed(dev, m); err != nil {
+		return nil, err
+	}
+	if m.Switch != "" && !dev.Desktop && !h.o.FullAccess() {
+		return nil, switchError(m.Switch)
+	}
+	// Admission: the switch is read once, here, and travels with the call.
+	c := &Call{Trust: trust.Phone(h.o.FullAccess()), Device: dev, host: h}
+	if dev.Desktop {
+		c.Trust = trust.Desktop()
+	}
+	if p.SendID != "" && (!m.Once || !printable(p.SendID, 1, maxSendID)) {
+		return nil, ErrBadParams
+	}
+	if m.Once && p.SendID != "" {
+		return h.runOnce(ctx, c, m, req, onceKey{dev.ID, m.Name, p.Target, p.SendID})
+	}
+	return h.runInLane(ctx, c, m, req.Params)
+}
+
+// allowed checks the device's grant against the method's scope; it runs at
+// arrival and again when the request leaves its lane (the device may have
+// been revoked meanwhile).
+func (h *Host) allowed(dev Device, m *Method) error {
+	if dev.Desktop {
+		return nil
+	}
+	g := h.o.Grants.GrantFor(dev.ID, dev.Fingerprint)
+	if g == trust.None {
+		return ErrNoGrant
+	}
+	if !g.Allows(m.Scope) {
+		return accessError(m.Scope.String())
+	}
+	return nil
+}
+
+func (h *Host) grantOf(dev Device) trust.Grant {
+	if dev.Desktop {
+		return trust.Full
+	}
+	return h.o.Grants.GrantFor(dev.ID, dev.Fingerprint)
+}
+
+// runInLane waits for a slot in m's lane, re-checks access, and runs m.
+func (h *Host) runInLane(ctx context.Context, c *Call, m *Method, params json.RawMessage) ([]byte, error) {
+	release, ok := h.lanes.of(c.Device.ID).acquire(ctx, m, h.orderedWait)
+	if !ok {
+		return nil, ErrNotRun
+	}
+	defer release()
+	return h.run(ctx, c, m, params)
+}
+
+// run re-checks access and runs the handler, bounded by the caller's wait.
+func (h *Host) run(ctx context.Context, c *Call, m *Method, params json.RawMessage) ([]byte, error) {
+	if err := h.allowed(c.Device, m); err != nil {
+		return nil, err
+	}
+	c.Grant = h.grantOf(c.Device)
+	ctx, cancel := context.WithTimeout(ctx, m.wait())
+	defer cancel()
+	result, err := m.run(ctx, c, params)
+	if err != nil {
+		return nil, err
+	}
+	out, err := json.Marshal(result)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > PageBudget {
+		return nil, ErrTooLarge
+	}
+	return out, nil
+}
+
+// runOnce runs a once-method keyed by its sendId: the first answer is
+// remembered; a repeat answers it, waiting while the first runs; if the
+// first fails, a waiter runs it itself. An expired queued copy whose sendId
+// is known waits for the first's answer instead of NOT_RUN.
+func (h *Host) runOnce(ctx context.Context, c *Call, m *Method, req Request, k onceKey) ([]byte, error) {
+	for {
+		e, first := h.once.begin(k)
+		if !first {
+			select {
+			case <-e.done:
+				if e.ok {
+					return e.result, nil
+				}
+				continue // the first failed: run it ourselves
+			case <-ctx.Done():
+				return nil, ErrNotRun
+			}
+		}
+		release, ok := h.lanes.of(c.Device.ID).acquire(ctx, m, h.orderedWait)
+		if !ok {
+			h.once.finish(k, e, nil, false)
+			return nil, ErrNotRun
+		}
+		out, err := h.run(ctx, c, m, req.Params)
+		release()
+		h.once.finish(k, e, out, err == nil)
+		return out, err
+	}
+}
+
+func (h *Host) respond(req Request, result []byte, err error) Response {
+	if err != nil {
+		return h.errorResponse(req, err)
+	}
+	return Response{Type: "res", ID: req.ID, OK: true, Result: result, TS: h.now().UnixMilli(), Nonce: newNonce()}
+}
+
+func (h *Host) errorResponse(req Request, err error) Response {
+	code, sentence := codeOf(err)
+	if code == CodeInternal {
+		h.o.Logger.Error("request failed", "method", req.Method, "err", err)
+	}
+	return Response{Type: "res", ID: req.ID, OK: false, Error: sentence, Code: code, TS: h.now().UnixMilli(), Nonce: newNonce()}
+}
+
+func (h *Host) logRequest(dev Device, method, target string, res Response, took time.Duration) {
+	if h.o.Log == nil {
+		return
+	}
+	code := "OK"
+	if !res.OK {
+		code = string(res.Code)
+	}
+	if !printable(method, 1, maxMethod) {
+		method = "?"
+	}
+	if !printable(target, 0, 64) {
+		target = "?"
+	}
+	e := LogEntry{Time: h.now().UTC(), Device: dev.ID, Fingerprint: dev.Fingerprint, Method: method,
+		Target: target, Code: code, MS: took.Milliseconds()}
+	if dev.Desktop {
+		e.Device = "desktop"
+	}
+	if err := h.o.Log.Append(e); err != nil {
+		h.o.Logger.Error("request log", "err", err)
+	}
+}
+
+// newNonce is 24 random bytes in base64url: 32 printable characters.
+func newNonce() string {
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("rpc: no randomness: " + err.Error())
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// Emit sends an event to one device through the transport.
+func (h *Host) emit(deviceID, name string, data any) {
+	if h.o.Events == nil {
+		return
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return
+	}
+	h.o.Events(deviceID, Event{Type: "event", Name: name, Data: raw, TS: h.now().UnixMilli(), Nonce: newNonce()})
+}

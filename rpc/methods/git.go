@@ -1,0 +1,192 @@
+package methods
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gatehouse/gatehouse/gate"
+	"github.com/gatehouse/gatehouse/rpc"
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+type targetParams struct {
+	Target string `json:"target"`
+}
+
+type onceParams struct {
+	Target string `json:"target"`
+	SendID string `json:"sendId,omitempty"`
+}
+
+func registerGit(r *rpc.Registry) error {
+	return errors.Join(
+		rpc.Register(r, rpc.Method{Name: "git.status", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
+			Params: "{target} -> {branch, upstream, ahead, behind, files: [{path, origPath?, index, worktree}], truncated?}"},
+			func(ctx context.Context, c *rpc.Call, p targetParams) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				st, err := repo.Status(ctx, c.Trust)
+				if err != nil {
+					return nil, err
+				}
+				n, cut := rpc.Fit(len(st.Files), func(k int) int { s := *st; s.Files = st.Files[:k]; return rpc.JSONSize(s) })
+				st.Files, st.Truncated = st.Files[:n], st.Truncated || cut
+				return st, nil
+			}),
+		rpc.Register(r, rpc.Method{Name: "git.changes", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
+			Params: "{target} -> {branch, ahead, behind, files: [{path, status, staged}], truncated?}"},
+			func(ctx context.Context, c *rpc.Call, p targetParams) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				ch, err := repo.Changes(ctx, c.Trust)
+				if err != nil {
+					return nil, err
+				}
+				n, cut := rpc.Fit(len(ch.Files), func(k int) int { s := *ch; s.Files = ch.Files[:k]; return rpc.JSONSize(s) })
+				ch.Files, ch.Truncated = ch.Files[:n], ch.Truncated || cut
+				return ch, nil
+			}),
+		rpc.Register(r, rpc.Method{Name: "git.branches", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
+			Params: "{target} -> {current, local, remote, truncated?}"},
+			func(ctx context.Context, c *rpc.Call, p targetParams) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				b, err := repo.Branches(ctx, c.Trust)
+				if err != nil {
+					return nil, err
+				}
+				n, cut := rpc.Fit(len(b.Remote), func(k int) int { s := *b; s.Remote = b.Remote[:k]; return rpc.JSONSize(s) })
+				b.Remote, b.Truncated = b.Remote[:n], b.Truncated || cut
+				return b, nil
+			}),
+		rpc.Register(r, rpc.Method{Name: "git.log", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
+			Params: "{target, limit?, before?} -> {commits: [{oid, subject, author, date}], next}"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Target string `json:"target"`
+				Limit  int    `json:"limit,omitempty"`
+				Before string `json:"before,omitempty"`
+			}) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return repo.Log(ctx, c.Trust, p.Limit, p.Before)
+			}),
+		rpc.Register(r, rpc.Method{Name: "git.diff", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 20 * time.Second,
+			Params: "{target, path?, staged?} -> {diff, truncated, hiddenSecrets?}"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Target string `json:"target"`
+				Path   string `json:"path,omitempty"`
+				Staged bool   `json:"staged,omitempty"`
+			}) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return repo.Diff(ctx, c.Trust, c.Grant, gate.DiffOptions{Path: p.Path, Staged: p.Staged})
+			}),
+		rpc.Register(r, rpc.Method{Name: "git.show", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 20 * time.Second,
+			Params: "{target, oid, path?} -> {commit, diff, truncated, hiddenSecrets?}"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Target string `json:"target"`
+				OID    string `json:"oid"`
+				Path   string `json:"path,omitempty"`
+			}) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return repo.Show(ctx, c.Trust, c.Grant, p.OID, p.Path)
+			}),
+		rpc.Register(r, rpc.Method{Name: "git.stage", Scope: trust.Control, Lane: rpc.LaneOrdered, Wait: 20 * time.Second,
+			Params: "{target, paths | all, unstage?} -> {count, skipped?}"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Target  string   `json:"target"`
+				Paths   []string `json:"paths,omitempty"`
+				All     bool     `json:"all,omitempty"`
+				Unstage bool     `json:"unstage,omitempty"`
+			}) (any, error) {
+				if p.All == (len(p.Paths) > 0) {
+					return nil, rpc.ErrBadParams
+				}
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return repo.Stage(ctx, c.Trust, c.Grant, gate.StageOptions{Paths: p.Paths, All: p.All, Unstage: p.Unstage})
+			}),
+		rpc.Register(r, rpc.Method{Name: "git.discard", Scope: trust.Control, Lane: rpc.LaneOrdered, Wait: 20 * time.Second,
+			Params: "{target, paths, skipFolders?} -> {count, skipped?} (1 to 500 files)"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Target      string   `json:"target"`
+				Paths       []string `json:"paths"`
+				SkipFolders bool     `json:"skipFolders,omitempty"`
+			}) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return repo.Discard(ctx, c.Trust, gate.DiscardOptions{Paths: p.Paths, SkipFolders: p.SkipFolders})
+			}),
+		rpc.Register(r, rpc.Method{Name: "git.commit", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 90 * time.Second,
+			Params: "{target, message, push?, sendId?} -> {oid, pushed?}"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Target  string `json:"target"`
+				Message string `json:"message"`
+				Push    bool   `json:"push,omitempty"`
+				SendID  string `json:"sendId,omitempty"`
+			}) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return repo.Commit(ctx, c.Trust, p.Message, p.Push)
+			}),
+		rpc.Register(r, rpc.Method{Name: "git.push", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 90 * time.Second,
+			Params: "{target, sendId?} -> {}"},
+			func(ctx context.Context, c *rpc.Call, p onceParams) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return struct{}{}, repo.Push(ctx, c.Trust)
+			}),
+		rpc.Register(r, rpc.Method{Name: "git.fetch", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 90 * time.Second,
+			Params: "{target, sendId?} -> {updated: [refs]}"},
+			func(ctx context.Context, c *rpc.Call, p onceParams) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return repo.Fetch(ctx, c.Trust)
+			}),
+		rpc.Register(r, rpc.Method{Name: "git.pull", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 90 * time.Second,
+			Params: "{target, sendId?} -> {oid, fastForward: true} (fast-forward only)"},
+			func(ctx context.Context, c *rpc.Call, p onceParams) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return repo.Pull(ctx, c.Trust)
+			}),
+		rpc.Register(r, rpc.Method{Name: "git.switchBranch", Scope: trust.Full, Lane: rpc.LaneOrdered, Wait: 20 * time.Second,
+			Params: "{target, branch} -> {}"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Target string `json:"target"`
+				Branch string `json:"branch"`
+			}) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return struct{}{}, repo.Switch(ctx, c.Trust, p.Branch)
+			}),
+	)
+}

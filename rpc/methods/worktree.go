@@ -1,0 +1,89 @@
+package methods
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gatehouse/gatehouse/gate"
+	"github.com/gatehouse/gatehouse/rpc"
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+// worktreeAndMain returns a worktree target's repository and its main
+// checkout's, which must be served too.
+func worktreeAndMain(c *rpc.Call, target string) (*rpc.Target, *gate.Repo, *gate.Repo, error) {
+	t, repo, err := repoOf(c, target)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if t.Kind != trust.Worktree || t.Parent == "" {
+		return nil, nil, nil, gate.ErrNotWorktree
+	}
+	_, main, err := repoOf(c, t.Parent)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return t, repo, main, nil
+}
+
+func registerWorktrees(r *rpc.Registry) error {
+	return errors.Join(
+		rpc.Register(r, rpc.Method{Name: "worktree.status", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
+			Params: "{target} -> {branch, ahead, behind, clean} (against its main checkout)"},
+			func(ctx context.Context, c *rpc.Call, p targetParams) (any, error) {
+				_, repo, main, err := worktreeAndMain(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return repo.WorktreeStatus(ctx, c.Trust, main)
+			}),
+		rpc.Register(r, rpc.Method{Name: "worktree.create", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 60 * time.Second,
+			Params: "{target, branch?, sendId?} -> {target, branch}"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Target string `json:"target"`
+				Branch string `json:"branch,omitempty"`
+				SendID string `json:"sendId,omitempty"`
+			}) (any, error) {
+				t, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				wt, err := repo.CreateWorktree(ctx, c.Trust, p.Branch)
+				if err != nil {
+					return nil, err
+				}
+				nt, err := c.Host().AddWorktree(wt.Path, t.ID)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]string{"target": nt.ID, "branch": wt.Branch}, nil
+			}),
+		rpc.Register(r, rpc.Method{Name: "worktree.merge", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 60 * time.Second,
+			Params: "{target, sendId?} -> {} (fast-forward, or a merge commit when nothing conflicts)"},
+			func(ctx context.Context, c *rpc.Call, p onceParams) (any, error) {
+				_, repo, main, err := worktreeAndMain(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return struct{}{}, repo.MergeWorktree(ctx, c.Trust, main)
+			}),
+		rpc.Register(r, rpc.Method{Name: "worktree.remove", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 60 * time.Second,
+			Params: "{target, deleteBranch?, sendId?} -> {}"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Target       string `json:"target"`
+				DeleteBranch bool   `json:"deleteBranch,omitempty"`
+				SendID       string `json:"sendId,omitempty"`
+			}) (any, error) {
+				t, repo, main, err := worktreeAndMain(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				if err := main.RemoveWorktree(ctx, c.Trust, repo, p.DeleteBranch); err != nil {
+					return nil, err
+				}
+				c.Host().RemoveWorktree(t.ID)
+				return struct{}{}, nil
+			}),
+	)
+}
