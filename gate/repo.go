@@ -30,6 +30,10 @@ type Options struct {
 	// Timeout, when set, caps every git call's deadline (each operation has
 	// its own, up to a few minutes for a push). Tests use a short one.
 	Timeout time.Duration
+	// Home, when set, is the HOME git runs with instead of gatehouse's own:
+	// the regression runner gives each case a home of its own, so no global
+	// config of the person running it takes part.
+	Home string
 }
 
 // Repo is one checkout whose git folder has been found and validated. Every
@@ -42,6 +46,7 @@ type Repo struct {
 	commonDir string // canonical: the main repository's .git
 	linked    bool
 	maxTime   time.Duration
+	home      string
 	commonFD  int // the common git folder, held open for cheap stats of its files
 
 	change sync.Mutex // one git change at a time per checkout
@@ -72,7 +77,7 @@ func Open(root *fsguard.Root, opts Options) (*Repo, error) {
 	if gitPath, err = filepath.Abs(gitPath); err != nil {
 		return nil, fmt.Errorf("gate: %w", err)
 	}
-	r := &Repo{root: root, git: gitPath, workTree: root.Path(), maxTime: opts.Timeout}
+	r := &Repo{root: root, git: gitPath, workTree: root.Path(), maxTime: opts.Timeout, home: opts.Home}
 	if err := r.locate(opts.Served); err != nil {
 		return nil, err
 	}

@@ -195,9 +195,12 @@ func (r *Repo) environ(t trust.Trust, s sub) []string {
 	}
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if kept(name, keep) {
+		if kept(name, keep) && !(name == "HOME" && r.home != "") {
 			env = append(env, kv)
 		}
+	}
+	if r.home != "" {
+		env = append(env, "HOME="+r.home)
 	}
 	env = append(env,
 		"GIT_DIR="+r.gitDir,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/fsguard"
+	"github.com/gatehouse/gatehouse/gate"
 	"github.com/gatehouse/gatehouse/trust"
 	"golang.org/x/crypto/chacha20poly1305"
 )
@@ -69,7 +70,7 @@ func BenchmarkDispatch(b *testing.B) {
 		func(ctx context.Context, c *Call, _ struct{}) (any, error) { return "pong", nil })
 	g := &grantTable{g: map[string]trust.Grant{}}
 	g.set(phone.ID, trust.View)
-	h := NewHost(HostOptions{Registry: reg, Targets: NewTargets(fsguard.Options{}, ""), Grants: g})
+	h := NewHost(HostOptions{Registry: reg, Targets: NewTargets(fsguard.Options{}, gate.Options{}), Grants: g})
 	defer h.Close()
 	r := Request{Type: "req", ID: "1", Method: "test.ping", Params: json.RawMessage("{}"), TS: time.Now().UnixMilli(), Nonce: "nonce-nonce-nonce"}
 	b.ReportAllocs()

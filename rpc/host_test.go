@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/fsguard"
+	"github.com/gatehouse/gatehouse/gate"
 	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/trust"
 )
@@ -97,7 +98,7 @@ func newTestHost(t *testing.T) *testHost {
 			t.Fatal(err)
 		}
 	}
-	th.Host = NewHost(HostOptions{Registry: reg, Targets: NewTargets(fsguard.Options{}, ""), Grants: th.grants,
+	th.Host = NewHost(HostOptions{Registry: reg, Targets: NewTargets(fsguard.Options{}, gate.Options{}), Grants: th.grants,
 		FullAccess: th.switchOn.Load})
 	th.Host.orderedWait = 300 * time.Millisecond
 	t.Cleanup(th.Host.Close)

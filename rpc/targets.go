@@ -31,11 +31,13 @@ type Targets struct {
 	mu   sync.RWMutex
 	byID map[string]*Target
 	opts fsguard.Options
-	git  string
+	git  gate.Options
 }
 
-// NewTargets makes an empty set; opts place every root (home, state folder).
-func NewTargets(opts fsguard.Options, git string) *Targets {
+// NewTargets makes an empty set: opts place every root (home, state
+// folder), and git says how to run git in each (its Served list is filled
+// in from the set).
+func NewTargets(opts fsguard.Options, git gate.Options) *Targets {
 	return &Targets{byID: map[string]*Target{}, opts: opts, git: git}
 }
 
@@ -57,9 +59,9 @@ func (ts *Targets) Add(dir string, kind trust.TargetKind, parent string) (*Targe
 		return nil, err
 	}
 	t := &Target{ID: id, Name: filepath.Base(canon), Kind: kind, Parent: parent, Root: root}
-	served := ts.servedLocked()
-	served = append(served, canon)
-	repo, err := gate.Open(root, gate.Options{Git: ts.git, Served: served})
+	gopts := ts.git
+	gopts.Served = append(ts.servedLocked(), canon)
+	repo, err := gate.Open(root, gopts)
 	switch {
 	case err == nil:
 		t.Repo = repo

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/fsguard"
+	"github.com/gatehouse/gatehouse/gate"
 	"github.com/gatehouse/gatehouse/rpc"
 	"github.com/gatehouse/gatehouse/rpc/methods"
 	"github.com/gatehouse/gatehouse/trust"
@@ -107,7 +108,7 @@ func newDoHost(projects []string, g trust.Grant, switchOn bool) (*rpc.Host, func
 	}
 	home, _ := os.UserHomeDir()
 	state, _ := trust.DefaultDir()
-	targets := rpc.NewTargets(fsguard.Options{Home: home, StateDir: state}, "")
+	targets := rpc.NewTargets(fsguard.Options{Home: home, StateDir: state}, gate.Options{})
 	for _, p := range projects {
 		if _, err := targets.Add(p, trust.Served, ""); err != nil {
 			targets.Close()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/fsguard"
+	"github.com/gatehouse/gatehouse/gate"
 	"github.com/gatehouse/gatehouse/internal/gittest"
 	"github.com/gatehouse/gatehouse/internal/hostile"
 	"github.com/gatehouse/gatehouse/internal/refusal"
@@ -47,7 +48,7 @@ func newHost(t *testing.T, g trust.Grant, dirs ...string) *host {
 		t.Fatal(err)
 	}
 	h := &host{grant: g, events: make(chan rpc.Event, 64), ids: map[string]string{}}
-	targets := rpc.NewTargets(fsguard.Options{Home: "/nonexistent-home"}, "")
+	targets := rpc.NewTargets(fsguard.Options{Home: "/nonexistent-home"}, gate.Options{})
 	for _, d := range dirs {
 		tg, err := targets.Add(d, trust.Served, "")
 		if err != nil {
