@@ -28,13 +28,25 @@ func view(e *Env) map[string]any { return map[string]any{"target": "$target"} }
 var configCases = []Case{
 	// Filters.
 	{Name: "filter-clean-on-status", Attack: "a clean filter the checkout's config names runs during a status",
-		Build:  func(e *Env) { attributed(e, "filter"); e.Config("filter.evil.clean", e.Payload); e.Touch("a.txt", "b\n") },
+		Build: func(e *Env) {
+			attributed(e, "filter")
+			e.Config("filter.evil.clean", e.Payload)
+			e.Touch("a.txt", "b\n")
+		},
 		Method: "git.status", Grant: trust.View, Params: view, Want: safe},
 	{Name: "filter-process-on-diff", Attack: "a long-running filter process the config names runs during a diff",
-		Build:  func(e *Env) { attributed(e, "filter"); e.Config("filter.evil.process", e.Payload); e.Touch("a.txt", "b\n") },
+		Build: func(e *Env) {
+			attributed(e, "filter")
+			e.Config("filter.evil.process", e.Payload)
+			e.Touch("a.txt", "b\n")
+		},
 		Method: "git.diff", Grant: trust.View, Params: view, Want: safe},
 	{Name: "filter-clean-on-stage", Attack: "a clean filter runs when a phone stages",
-		Build:  func(e *Env) { attributed(e, "filter"); e.Config("filter.evil.clean", e.Payload); e.Touch("a.txt", "b\n") },
+		Build: func(e *Env) {
+			attributed(e, "filter")
+			e.Config("filter.evil.clean", e.Payload)
+			e.Touch("a.txt", "b\n")
+		},
 		Method: "git.stage", Grant: trust.Control,
 		Params: func(e *Env) map[string]any { return map[string]any{"target": "$target", "all": true} },
 		Want:   refused(runsPrograms)},
@@ -46,13 +58,21 @@ var configCases = []Case{
 		Build:  func(e *Env) { attributed(e, "filter"); e.Config("filter.evil.smudge", e.Payload) },
 		Method: "worktree.create", Params: target, Want: refused(runsPrograms)},
 	{Name: "filter-smudge-on-discard", Attack: "a smudge filter runs when a discard restores a file",
-		Build:  func(e *Env) { attributed(e, "filter"); e.Config("filter.evil.smudge", e.Payload); e.Touch("a.txt", "b\n") },
+		Build: func(e *Env) {
+			attributed(e, "filter")
+			e.Config("filter.evil.smudge", e.Payload)
+			e.Touch("a.txt", "b\n")
+		},
 		Method: "git.discard", Grant: trust.Control,
 		Params: func(e *Env) map[string]any { return map[string]any{"target": "$target", "paths": []string{"a.txt"}} },
 		Want:   refused(runsPrograms)},
 	// Diff and merge drivers.
 	{Name: "textconv-on-diff", Attack: "a textconv program the config names runs for a diff",
-		Build:  func(e *Env) { attributed(e, "diff"); e.Config("diff.evil.textconv", e.Payload); e.Touch("a.txt", "b\n") },
+		Build: func(e *Env) {
+			attributed(e, "diff")
+			e.Config("diff.evil.textconv", e.Payload)
+			e.Touch("a.txt", "b\n")
+		},
 		Method: "git.diff", Grant: trust.View, Params: view, Want: safe},
 	{Name: "textconv-on-show", Attack: "a textconv program runs when a commit is shown",
 		Build: func(e *Env) {
@@ -69,7 +89,11 @@ var configCases = []Case{
 		Plain:  func(e *Env) string { out, _ := e.Run(e.Dir, "diff"); return out },
 		Method: "git.diff", Grant: trust.View, Params: view, Want: safe},
 	{Name: "diff-external", Attack: "diff.external runs a program for every diff",
-		Build:  func(e *Env) { e.Init(map[string]string{"a.txt": "a\n"}); e.Config("diff.external", e.Payload); e.Touch("a.txt", "b\n") },
+		Build: func(e *Env) {
+			e.Init(map[string]string{"a.txt": "a\n"})
+			e.Config("diff.external", e.Payload)
+			e.Touch("a.txt", "b\n")
+		},
 		Plain:  func(e *Env) string { out, _ := e.Run(e.Dir, "diff"); return out },
 		Method: "git.diff", Grant: trust.View, Params: view, Want: safe},
 	{Name: "merge-driver-on-worktree-merge", Attack: "a merge driver the attributes choose runs when branches merge",

@@ -105,8 +105,10 @@ var fileCases = []Case{
 		Build: func(e *Env) { e.Init(nil); e.Symlink(outsideKey(e), "logo.png") },
 		Plain: func(e *Env) string { return e.ReadPlain("logo.png") }, Fired: leaks(keyMarker),
 		Method: "files.image", Grant: trust.View,
-		Params: func(e *Env) map[string]any { return map[string]any{"target": "$target", "path": "logo.png", "variant": "full"} },
-		Want:   refused(secretFile)},
+		Params: func(e *Env) map[string]any {
+			return map[string]any{"target": "$target", "path": "logo.png", "variant": "full"}
+		},
+		Want: refused(secretFile)},
 	{Name: "symlink-to-a-secret-grep", Attack: "grep follows notes.txt, a symlink to the checkout's .env",
 		Build: func(e *Env) {
 			e.Init(map[string]string{".env": "TOKEN=" + secretMarker + "\n"})
@@ -153,4 +155,3 @@ var fileCases = []Case{
 		Method: "git.status", Grant: trust.View, Params: view,
 		Want: Want{Code: rpc.CodeNotRun, Sentence: "took too long"}},
 }
-

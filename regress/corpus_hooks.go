@@ -10,7 +10,9 @@ import (
 // target is the params of a method that takes only the checkout.
 func target(e *Env) map[string]any { return map[string]any{"target": "$target"} }
 
-func commit(e *Env) map[string]any { return map[string]any{"target": "$target", "message": "from the phone"} }
+func commit(e *Env) map[string]any {
+	return map[string]any{"target": "$target", "message": "from the phone"}
+}
 
 // hookOnCommit is a checkout with a change staged and the payload as hook.
 func hookOnCommit(hook string) func(e *Env) {
@@ -74,17 +76,17 @@ var hookCases = []Case{
 	{Name: "hook-reference-transaction", Attack: "the reference-transaction hook runs on every ref update, a commit's too",
 		Build: hookOnCommit("reference-transaction"), Method: "git.commit", Params: commit, Want: safe},
 	{Name: "hook-pre-push", Attack: "a pre-push hook runs when a phone pushes",
-		Build: func(e *Env) { withRemote(e, true); e.Hook(e.Dir, "pre-push") },
+		Build:  func(e *Env) { withRemote(e, true); e.Hook(e.Dir, "pre-push") },
 		Method: "git.push", Params: target, Want: safe},
 	{Name: "hook-post-merge-on-pull", Attack: "a post-merge hook runs when a phone pulls",
-		Build: func(e *Env) { withRemote(e, false); e.Hook(e.Dir, "post-merge") },
+		Build:  func(e *Env) { withRemote(e, false); e.Hook(e.Dir, "post-merge") },
 		Method: "git.pull", Params: target, Want: safe},
 	{Name: "hook-reference-transaction-on-fetch", Attack: "the reference-transaction hook runs when a fetch updates refs",
-		Build: func(e *Env) { withRemote(e, false); e.Hook(e.Dir, "reference-transaction") },
+		Build:  func(e *Env) { withRemote(e, false); e.Hook(e.Dir, "reference-transaction") },
 		Method: "git.fetch", Params: target, Want: safe},
 	{Name: "hook-post-checkout-on-switch", Attack: "a post-checkout hook runs when a branch is switched",
-		Build: func(e *Env) { e.Init(nil); e.Git(e.Dir, "branch", "other"); e.Hook(e.Dir, "post-checkout") },
-		Plain: func(e *Env) string { out, _ := e.Run(e.Dir, "switch", "-q", "other"); return out },
+		Build:  func(e *Env) { e.Init(nil); e.Git(e.Dir, "branch", "other"); e.Hook(e.Dir, "post-checkout") },
+		Plain:  func(e *Env) string { out, _ := e.Run(e.Dir, "switch", "-q", "other"); return out },
 		Method: "git.switchBranch", Params: func(e *Env) map[string]any { return map[string]any{"target": "$target", "branch": "other"} },
 		Want: safe},
 	{Name: "hook-post-checkout-on-worktree-add", Attack: "a post-checkout hook runs when a worktree is added",
@@ -95,7 +97,11 @@ var hookCases = []Case{
 		},
 		Method: "worktree.create", Params: target, Want: safe},
 	{Name: "hook-post-index-change-on-stage", Attack: "a post-index-change hook runs when staging writes the index",
-		Build:  func(e *Env) { e.Init(nil); e.Hook(e.Dir, "post-index-change"); e.Write(map[string]string{"README.md": "changed\n"}) },
+		Build: func(e *Env) {
+			e.Init(nil)
+			e.Hook(e.Dir, "post-index-change")
+			e.Write(map[string]string{"README.md": "changed\n"})
+		},
 		Method: "git.stage", Grant: trust.Control,
 		Params: func(e *Env) map[string]any { return map[string]any{"target": "$target", "all": true} }, Want: safe},
 	{Name: "hook-pre-auto-gc-after-commit", Attack: "the auto gc after a commit runs the pre-auto-gc hook",

@@ -108,8 +108,10 @@ var argCases = []Case{
 			return err == nil && string(data) == "original\n"
 		},
 		Method: "git.discard", Grant: trust.Control,
-		Params: func(e *Env) map[string]any { return map[string]any{"target": "$target", "paths": []string{":(glob)*.txt"}} },
-		Want:   safe},
+		Params: func(e *Env) map[string]any {
+			return map[string]any{"target": "$target", "paths": []string{":(glob)*.txt"}}
+		},
+		Want: safe},
 }
 
 // Corpus is every case, by family.

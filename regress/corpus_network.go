@@ -38,18 +38,30 @@ func fetchRemote(e *Env) string {
 
 var networkCases = []Case{
 	{Name: "ssh-command-lazy-fetch", Attack: "in a partial clone, showing a commit fetches a missing blob through core.sshCommand",
-		Build:  func(e *Env) { partialClone(e, "ssh://example.invalid/repo.git"); e.Config("core.sshCommand", e.Payload) },
+		Build: func(e *Env) {
+			partialClone(e, "ssh://example.invalid/repo.git")
+			e.Config("core.sshCommand", e.Payload)
+		},
 		Method: "git.show", Grant: trust.View,
 		Params: func(e *Env) map[string]any { return map[string]any{"target": "$target", "oid": e.Get("head")} },
 		Want:   refused(runsPrograms)},
 	{Name: "askpass-on-fetch", Attack: "a remote asks for a password and core.askPass names the program that answers",
-		Build:  func(e *Env) { e.Init(nil); e.Config("remote.origin.url", e.Unauthorized()+"/repo.git", "core.askPass", e.Payload) },
+		Build: func(e *Env) {
+			e.Init(nil)
+			e.Config("remote.origin.url", e.Unauthorized()+"/repo.git", "core.askPass", e.Payload)
+		},
 		Method: "git.fetch", Params: target, Want: refused(runsPrograms)},
 	{Name: "credential-helper-on-fetch", Attack: "a remote asks for a password and the checkout's credential helper runs",
-		Build:  func(e *Env) { e.Init(nil); e.Config("remote.origin.url", e.Unauthorized()+"/repo.git", "credential.helper", e.Payload) },
+		Build: func(e *Env) {
+			e.Init(nil)
+			e.Config("remote.origin.url", e.Unauthorized()+"/repo.git", "credential.helper", e.Payload)
+		},
 		Method: "git.fetch", Params: target, Want: refused(runsPrograms)},
 	{Name: "git-proxy-on-fetch", Attack: "core.gitProxy names a program that git:// fetches connect through",
-		Build:  func(e *Env) { e.Init(nil); e.Config("remote.origin.url", "git://example.invalid/repo.git", "core.gitProxy", e.Payload) },
+		Build: func(e *Env) {
+			e.Init(nil)
+			e.Config("remote.origin.url", "git://example.invalid/repo.git", "core.gitProxy", e.Payload)
+		},
 		Method: "git.fetch", Params: target, Want: refused(runsPrograms)},
 	{Name: "insteadof-to-ext", Attack: "url.<base>.insteadOf rewrites the remote to ext::, which runs a command",
 		Build: func(e *Env) {
@@ -67,7 +79,10 @@ var networkCases = []Case{
 		Fired:  func(e *Env, out string) bool { return strings.Contains(out, "evil.example") },
 		Method: "git.fetch", Params: target, Want: refused(runsPrograms)},
 	{Name: "protocol-file-allowed-by-the-checkout", Attack: "the checkout allows the file transport, and a push into a local repository runs its hooks",
-		Build:  func(e *Env) { e.Init(nil); e.Config("remote.origin.url", pushRemote(e), "protocol.file.allow", "always") },
+		Build: func(e *Env) {
+			e.Init(nil)
+			e.Config("remote.origin.url", pushRemote(e), "protocol.file.allow", "always")
+		},
 		Method: "git.push", Params: target, Want: refused(runsPrograms)},
 	{Name: "local-path-remote-receive-hook", Attack: "a push into a local-path remote runs that repository's pre-receive hook",
 		Build:  func(e *Env) { e.Init(nil); e.Config("remote.origin.url", pushRemote(e)) },
@@ -76,10 +91,16 @@ var networkCases = []Case{
 		Build:  func(e *Env) { e.Init(nil); e.Config("remote.origin.url", "file://"+pushRemote(e)) },
 		Method: "git.push", Params: target, Want: refused(runsPrograms)},
 	{Name: "uploadpack-program", Attack: "remote.<name>.uploadpack names the program a fetch runs",
-		Build:  func(e *Env) { e.Init(nil); e.Config("remote.origin.url", fetchRemote(e), "remote.origin.uploadpack", e.Payload) },
+		Build: func(e *Env) {
+			e.Init(nil)
+			e.Config("remote.origin.url", fetchRemote(e), "remote.origin.uploadpack", e.Payload)
+		},
 		Method: "git.fetch", Params: target, Want: refused(runsPrograms)},
 	{Name: "receivepack-program", Attack: "remote.<name>.receivepack names the program a push runs",
-		Build:  func(e *Env) { e.Init(nil); e.Config("remote.origin.url", e.Bare("remote.git"), "remote.origin.receivepack", e.Payload) },
+		Build: func(e *Env) {
+			e.Init(nil)
+			e.Config("remote.origin.url", e.Bare("remote.git"), "remote.origin.receivepack", e.Payload)
+		},
 		Method: "git.push", Params: target, Want: refused(runsPrograms)},
 	{Name: "submodule-recursion-on-fetch", Attack: "a fetch recurses into a submodule whose own hook runs",
 		Build: func(e *Env) {
