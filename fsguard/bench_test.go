@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehouse/gatehouse/internal/gittest"
 	"github.com/gatehouse/gatehouse/trust"
 )
 
@@ -52,17 +53,7 @@ func BenchmarkReadSmall(b *testing.B) {
 // cache folder) and kept for later runs. About one file in 500 holds the
 // needle, so both greps read every file.
 func grepTree(b *testing.B, files, dirs int) string {
-	if testing.Short() {
-		b.Skip("the grep trees are built outside CI (-short)")
-	}
-	cache := os.Getenv("GATEHOUSE_BENCH_DIR")
-	if cache == "" {
-		c, err := os.UserCacheDir()
-		if err != nil {
-			b.Skip("no cache folder for the benchmark tree")
-		}
-		cache = filepath.Join(c, "gatehouse-bench")
-	}
+	cache := gittest.BenchDir(b)
 	root := filepath.Join(cache, fmt.Sprintf("grep-%d-%d", files, dirs))
 	if _, err := os.Stat(filepath.Join(root, ".complete")); err == nil {
 		return root
