@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -181,4 +182,26 @@ func (r *Root) Folders(ctx context.Context, max int) (folders []string, truncate
 		return true
 	})
 	return folders, truncated || len(folders) >= max
+}
+
+// Names lists every entry under the root that is not a folder (files,
+// symlinks, special files; never .git), at most max, for the audit of a
+// plain folder. truncated says there were more.
+func (r *Root) Names(ctx context.Context, max int) (names []string, truncated bool) {
+	var mu sync.Mutex
+	truncated = r.walk(ctx, walkLimits{maxEntries: maxHazardEntries}, func(_ int, dir string, ents []fs.DirEntry) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range ents {
+			if !e.IsDir() {
+				if len(names) >= max {
+					return false
+				}
+				names = append(names, joinRel(dir, e.Name()))
+			}
+		}
+		return true
+	})
+	sort.Strings(names)
+	return names, truncated || len(names) >= max
 }

@@ -47,9 +47,13 @@ type decision struct {
 	// config.worktree is part of the decision (and of its cache key).
 	worktreeConfig bool
 	findings       []Finding
-	badFilter      []string // filter drivers whose names cannot go on the command line
-	overrides      []Option // every local filter driver switched off (the Read gate)
-	tooLarge       bool
+	// defined lists the drivers the local config defines, by kind (filter,
+	// diff, merge): attributes naming one make the repository choose a
+	// program.
+	defined   map[string]map[string]bool
+	badFilter []string // filter drivers whose names cannot go on the command line
+	overrides []Option // every local filter driver switched off (the Read gate)
+	tooLarge  bool
 }
 
 // open is the decision for the desktop and a phone with the switch on: no
@@ -201,12 +205,18 @@ func parseListing(out []byte) []entry {
 // classify applies the Read gate's refusals and the Change gate's allowlist
 // to every entry, and collects the filter drivers to switch off.
 func classify(entries []entry) *decision {
-	d := &decision{}
+	d := &decision{defined: map[string]map[string]bool{}}
 	drivers := map[string]bool{}
 	for _, e := range entries {
-		if sec, rest, _ := strings.Cut(e.key, "."); sec == "filter" {
+		if sec, rest, _ := strings.Cut(e.key, "."); sec == "filter" || sec == "diff" || sec == "merge" {
 			if i := strings.LastIndexByte(rest, '.'); i > 0 {
-				drivers[rest[:i]] = true
+				if d.defined[sec] == nil {
+					d.defined[sec] = map[string]bool{}
+				}
+				d.defined[sec][rest[:i]] = true
+				if sec == "filter" {
+					drivers[rest[:i]] = true
+				}
 			}
 		}
 		if r, ok := firstRule(readRefusals, e.key); ok && refuses(r, e.value, e.hasValue) {
@@ -312,7 +322,11 @@ func uniq(keys []string) []string {
 // reads (seed Round 7). Two lstats, no cache: a .gitmodules that arrived with
 // a pull is seen by the next change.
 func (r *Repo) hasSubmodules() bool {
-	for _, p := range []string{filepath.Join(r.workTree, ".gitmodules"), filepath.Join(r.commonDir, "modules"), filepath.Join(r.gitDir, "modules")} {
+	places := []string{filepath.Join(r.commonDir, "modules"), filepath.Join(r.gitDir, "modules")}
+	if r.workTree != "" {
+		places = append(places, filepath.Join(r.workTree, ".gitmodules"))
+	}
+	for _, p := range places {
 		if _, err := os.Lstat(p); err == nil {
 			return true
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -40,7 +41,9 @@ var (
 	subLog         = sub{name: "log", endOfOptions: true, readOnly: true, timeout: 30 * time.Second, maxOut: 4 << 20}
 	subShow        = sub{name: "show", endOfOptions: true, readOnly: true, timeout: 30 * time.Second, maxOut: 16 << 20}
 	subDiffFiles   = sub{name: "diff-files", readOnly: true, timeout: 60 * time.Second, maxOut: 64 << 20}
-	subLsFiles     = sub{name: "ls-files", readOnly: true, timeout: 60 * time.Second, maxOut: 64 << 20}
+	subLsTree      = sub{name: "ls-tree", readOnly: true, timeout: 120 * time.Second, maxOut: 256 << 20}
+	subDiffIndex   = sub{name: "diff-index", readOnly: true, timeout: 120 * time.Second, maxOut: 64 << 20}
+	subLsFiles     = sub{name: "ls-files", readOnly: true, timeout: 120 * time.Second, maxOut: 256 << 20}
 	subForEachRef  = sub{name: "for-each-ref", readOnly: true, timeout: 30 * time.Second, maxOut: 16 << 20}
 	subRevParse    = sub{name: "rev-parse", readOnly: true, timeout: 10 * time.Second, maxOut: 64 << 10}
 	subRevList     = sub{name: "rev-list", readOnly: true, timeout: 30 * time.Second, maxOut: 64 << 10}
@@ -116,6 +119,9 @@ func (r *Repo) run(ctx context.Context, t trust.Trust, d *decision, c call) (*re
 	defer cancel()
 	cmd := exec.CommandContext(ctx, r.git, argv...)
 	cmd.Dir = r.workTree
+	if r.workTree == "" { // a bare repository
+		cmd.Dir = r.gitDir
+	}
 	cmd.Env = r.environ(t, c.sub)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -202,12 +208,12 @@ func (r *Repo) environ(t trust.Trust, s sub) []string {
 	if r.home != "" {
 		env = append(env, "HOME="+r.home)
 	}
-	env = append(env,
-		"GIT_DIR="+r.gitDir,
-		"GIT_WORK_TREE="+r.workTree,
-		"GIT_COMMON_DIR="+r.commonDir,
-		"GIT_CEILING_DIRECTORIES="+r.workTree,
-	)
+	env = append(env, "GIT_DIR="+r.gitDir, "GIT_COMMON_DIR="+r.commonDir)
+	if r.workTree != "" {
+		env = append(env, "GIT_WORK_TREE="+r.workTree, "GIT_CEILING_DIRECTORIES="+r.workTree)
+	} else {
+		env = append(env, "GIT_CEILING_DIRECTORIES="+filepath.Dir(r.gitDir))
+	}
 	for _, o := range everyoneEnv {
 		env = append(env, o.Key+"="+o.Value)
 	}

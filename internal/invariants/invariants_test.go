@@ -118,6 +118,7 @@ var noGit = map[string]string{
 	"Close":      "releases a descriptor",
 	"GitDir":     "returns a path for the watcher",
 	"Hold":       "takes the checkout lock",
+	"Bare":       "reports a field",
 	"HeadBranch": "reads the HEAD file for display, never git",
 }
 
