@@ -1,0 +1,300 @@
+// Package audit tells a team what in a repository would make gatehouse's
+// gate refuse it, which secret files it tracks, and which hazards its tree
+// holds. It asks each rule's owner (gate for git config, secretfiles for
+// names, fsguard for the tree) and lays their answers out as findings, each
+// with a stable rule id, a level, the sentence the gate would say, and a
+// location when there is one.
+//
+// It runs git with the closed gate's forced options and never runs a program
+// the repository names, so it is safe in CI on an untrusted pull request.
+package audit
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gatehouse/gatehouse/fsguard"
+	"github.com/gatehouse/gatehouse/gate"
+	"github.com/gatehouse/gatehouse/internal/refusal"
+	"github.com/gatehouse/gatehouse/secretfiles"
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+// Level is how much a finding matters.
+type Level string
+
+const (
+	Error   Level = "error"
+	Warning Level = "warning"
+	Note    Level = "note"
+)
+
+// Kind is what was audited.
+type Kind string
+
+const (
+	Checkout Kind = "checkout" // a folder with a work tree and its git folder
+	Bare     Kind = "bare"     // a bare repository: config and HEAD's names
+	Folder   Kind = "folder"   // no repository: tree hazards and secret names
+)
+
+// Finding is one thing the audit found.
+type Finding struct {
+	Rule    string `json:"rule"`
+	Level   Level  `json:"level"`
+	Message string `json:"message"`
+	Path    string `json:"path,omitempty"` // relative to the audited folder
+	Line    int    `json:"line,omitempty"`
+	// Fingerprint identifies the finding across runs (rule, path and what
+	// it is about; never a line number), for baselines.
+	Fingerprint string `json:"fingerprint"`
+}
+
+// Report is the whole audit.
+type Report struct {
+	Audited   Kind      `json:"audited"`
+	Name      string    `json:"name"` // the folder's name
+	Findings  []Finding `json:"findings"`
+	Baselined int       `json:"baselined,omitempty"`
+	Truncated bool      `json:"truncated,omitempty"`
+}
+
+// Options place the audit.
+type Options struct {
+	Git  string // the git binary; "" for git on PATH
+	Home string // the home folder; "" for the user's
+}
+
+// Run audits the folder dir.
+func Run(ctx context.Context, dir string, o Options) (*Report, error) {
+	home := o.Home
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("%s: no such folder", dir)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("%s: not a folder", dir)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	canon, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, err
+	}
+	a := &auditor{ctx: ctx, rep: &Report{Name: filepath.Base(canon), Findings: []Finding{}}, closed: trust.Phone(false)}
+	if _, err := os.Lstat(filepath.Join(canon, ".git")); err != nil {
+		if repo, err := gate.OpenBare(canon, gate.Options{Git: o.Git}); err == nil {
+			defer repo.Close()
+			a.rep.Audited = Bare
+			a.scope = secretfiles.Default().For(canon, home)
+			err := a.bare(repo)
+			return a.done(), err
+		}
+	}
+	root, err := fsguard.OpenRoot(canon, fsguard.Options{Home: home})
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	a.root = root
+	repo, err := gate.Open(root, gate.Options{Git: o.Git, Served: []string{canon}})
+	switch {
+	case err == nil:
+		defer repo.Close()
+		a.rep.Audited = Checkout
+		err = a.checkout(repo)
+	case errors.Is(err, gate.ErrNotCheckout):
+		a.rep.Audited = Folder
+		err = a.folder()
+	case errors.Is(err, gate.ErrRedirected):
+		a.rep.Audited = Checkout
+		a.add("git-dir-redirected", ".git", "", refusal.Sentence(gate.ErrRedirected)+" ("+strings.TrimPrefix(err.Error(), gate.ErrRedirected.Error()+": ")+")")
+		err = a.folder()
+	default:
+		return nil, err
+	}
+	return a.done(), err
+}
+
+type auditor struct {
+	ctx    context.Context
+	rep    *Report
+	root   *fsguard.Root
+	scope  secretfiles.Scope
+	closed trust.Trust
+}
+
+// add records a finding of rule at path; about tells findings of one rule
+// at one path apart (a config key, a secret rule) for the fingerprint.
+func (a *auditor) add(rule, path, about, message string) {
+	a.addAt(rule, path, 0, about, message)
+}
+
+func (a *auditor) addAt(rule, path string, line int, about, message string) {
+	sum := sha256.Sum256([]byte(rule + "\x00" + path + "\x00" + about))
+	a.rep.Findings = append(a.rep.Findings, Finding{Rule: rule, Level: Rules[ruleIndex[rule]].Level, Message: message,
+		Path: path, Line: line, Fingerprint: hex.EncodeToString(sum[:8])})
+}
+
+func (a *auditor) done() *Report {
+	rank := map[Level]int{Error: 0, Warning: 1, Note: 2}
+	sort.SliceStable(a.rep.Findings, func(i, j int) bool {
+		fi, fj := a.rep.Findings[i], a.rep.Findings[j]
+		if fi.Level != fj.Level {
+			return rank[fi.Level] < rank[fj.Level]
+		}
+		if fi.Rule != fj.Rule {
+			return fi.Rule < fj.Rule
+		}
+		return fi.Path < fj.Path
+	})
+	return a.rep
+}
+
+func (a *auditor) checkout(repo *gate.Repo) error {
+	// The tree scan is mostly one lstat per entry, in the kernel; git's
+	// listings run beside it rather than after it.
+	scan := a.startHazards()
+	defer scan()
+	if err := a.config(repo, ".git/config"); err != nil {
+		return err
+	}
+	tracked, err := repo.Tracked(a.ctx, a.closed)
+	if err != nil {
+		return err
+	}
+	a.rep.Truncated = a.rep.Truncated || tracked.Truncated
+	a.secrets(tracked, a.root.Secret, "is deleted from the index but still committed in HEAD")
+	uses, err := repo.AttributeUses(a.ctx, a.closed, tracked.Index)
+	if err != nil {
+		return err
+	}
+	for _, u := range uses {
+		a.addAt("attributes-driver", u.Path, u.Line, u.Kind+"="+u.Driver,
+			fmt.Sprintf("makes files use the %s driver %q, which this checkout's own config defines: the repository chooses the program git runs (switched off or refused for a phone with Full access off)", u.Kind, u.Driver))
+	}
+	return nil
+}
+
+func (a *auditor) bare(repo *gate.Repo) error {
+	if err := a.config(repo, "config"); err != nil {
+		return err
+	}
+	tracked, err := repo.Tracked(a.ctx, a.closed)
+	if err != nil {
+		return err
+	}
+	a.rep.Truncated = tracked.Truncated
+	a.secrets(tracked, a.scope.Match, "is committed in HEAD")
+	return nil
+}
+
+func (a *auditor) folder() error {
+	names, truncated := a.root.Names(a.ctx, 5_000_000)
+	a.rep.Truncated = a.rep.Truncated || truncated
+	for _, n := range names {
+		if r, ok := a.root.Secret(n); ok {
+			a.add("secret-file", n, r.Pattern,
+				fmt.Sprintf("matches the secret rule %s (%s); below the full grant a phone sees its name, never its content", r.Pattern, r.Reason))
+		}
+	}
+	a.startHazards()()
+	return nil
+}
+
+// config lays out what each gate refuses, entry by entry.
+func (a *auditor) config(repo *gate.Repo, where string) error {
+	rep, err := repo.AuditConfig(a.ctx, a.closed)
+	if err != nil {
+		return err
+	}
+	if rep.TooLarge {
+		a.add("config-too-large", where, "", rep.ReadSentence)
+	}
+	for _, f := range rep.Findings {
+		rule, sentence := "config-change-refused", rep.ChangeSentence
+		if f.Gate == "read" {
+			rule, sentence = "config-read-refused", rep.ReadSentence
+			switch {
+			case f.Key == "extensions.partialclone" || strings.HasSuffix(f.Key, ".promisor"):
+				rule = "partial-clone"
+			case f.Key == "core.worktree":
+				rule = "core-worktree"
+			case strings.HasPrefix(f.Key, "include."), strings.HasPrefix(f.Key, "includeif."):
+				rule = "config-include"
+			}
+		}
+		a.add(rule, where, f.Key, f.Key+": "+f.Reason+". "+sentence)
+	}
+	if rep.Submodules {
+		path := ".gitmodules"
+		if repo.Bare() {
+			path = "modules"
+		}
+		a.add("submodules", path, "", "a submodule carries its own config, which the gate never reads. "+rep.ChangeSentence)
+	}
+	return nil
+}
+
+// secrets checks the tracked names; headOnly says how a name that only
+// HEAD has is tracked.
+func (a *auditor) secrets(t *gate.Tracked, match func(string) (secretfiles.Rule, bool), headOnly string) {
+	for _, list := range []struct {
+		names []string
+		how   string
+	}{{t.Index, "is tracked"}, {t.HeadOnly, headOnly}} {
+		for _, n := range list.names {
+			if r, ok := match(n); ok {
+				a.add("secret-tracked", n, r.Pattern,
+					fmt.Sprintf("%s and matches the secret rule %s (%s): everyone who clones the repository has it", list.how, r.Pattern, r.Reason))
+			}
+		}
+	}
+}
+
+// hazardSentences: what gatehouse says of each, or does.
+var hazardSentences = map[fsguard.HazardKind]string{
+	fsguard.HazardHardLink:       fsguard.ErrHardLink.Sentence(),
+	fsguard.HazardSpecial:        fsguard.ErrNotRegular.Sentence(),
+	fsguard.HazardSymlinkOutside: fsguard.ErrOutsideRoot.Sentence(),
+	fsguard.HazardSymlinkSecret:  fsguard.ErrSecret.Sentence(),
+	fsguard.HazardSymlinkGit:     fsguard.ErrGitPath.Sentence(),
+	fsguard.HazardSymlinkLoop:    fsguard.ErrTooManyLinks.Sentence(),
+	fsguard.HazardGitLookalike:   fsguard.ErrGitPath.Sentence() + " (on macOS and Windows this name is .git)",
+	fsguard.HazardNestedGit:      "Another repository is inside this one; gatehouse serves only the top one.",
+	fsguard.HazardControlChar:    "A name with a control character can fool a terminal or a tool that prints it.",
+	fsguard.HazardLeadingDash:    "A tool that puts this name where an option goes reads it as one; gatehouse passes names after --.",
+}
+
+// startHazards starts the tree scan and returns the function that waits
+// for it and adds its findings.
+func (a *auditor) startHazards() (wait func()) {
+	var found []fsguard.Hazard
+	var truncated bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		found, truncated = a.root.Hazards(a.ctx)
+	}()
+	return func() {
+		<-done
+		a.rep.Truncated = a.rep.Truncated || truncated
+		for _, h := range found {
+			msg := hazardSentences[h.Kind]
+			if h.Detail != "" {
+				msg = h.Detail + ". " + msg
+			}
+			a.add(string(h.Kind), h.Path, "", msg)
+		}
+	}
+}

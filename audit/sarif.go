@@ -1,0 +1,230 @@
+package audit
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"sort"
+)
+
+// RuleInfo describes one rule id, for SARIF and the docs.
+type RuleInfo struct {
+	ID    string
+	Group string // the text report's heading
+	Level Level
+	Short string
+	Help  string
+}
+
+// Rules is every rule the audit reports, by stable id, in the text report's
+// order: grouped, the worst first.
+var Rules = []RuleInfo{
+	{"config-read-refused", gitConfig, Error, "The repository's git config makes the Read gate refuse it",
+		"A key such as core.sshCommand, core.askPass or credential.* could run a program even during a status or diff, so a phone with Full access off cannot read this checkout at all. Remove the key from .git/config, or keep it in your own global config."},
+	{"config-change-refused", gitConfig, Warning, "The repository's git config makes the Change gate refuse it",
+		"A key that is not on gatehouse's allowlist of inert keys (a filter, a driver, url.*, core.editor, or a key git added later) means a phone with Full access off cannot stage, commit or push here."},
+	{"config-include", gitConfig, Error, "The git config includes another file",
+		"include.path and includeIf pull in keys the config listing does not show, so they could not be switched off."},
+	{"config-too-large", gitConfig, Error, "The git config is too large to check", "The gate refuses a config over 1 MiB."},
+	{"partial-clone", gitConfig, Error, "The repository is a partial clone",
+		"A partial clone fetches missing objects, through programs its config names, even during reads."},
+	{"core-worktree", gitConfig, Error, "core.worktree points the work tree elsewhere", "Status and diff would read a folder outside the checkout."},
+	{"submodules", gitConfig, Warning, "The repository has submodules",
+		"A submodule carries its own config, which the gate never reads; changes from a phone with Full access off are refused."},
+	{"git-dir-redirected", gitConfig, Error, "The .git folder is a link or leads elsewhere",
+		"A symlinked .git, a planted commondir, alternates leading outside, or a worktree of a repository nobody chose to serve: gatehouse will not serve the folder."},
+	{"secret-tracked", secretFiles, Error, "A secret file is tracked",
+		"The file's name matches a secret rule (credentials, keys, tokens, histories) and it is in the index or in HEAD: everyone who clones the repository has it. Remove it from history and rotate what it holds."},
+	{"secret-file", secretFiles, Warning, "A secret file is in the folder", "A phone below the full grant sees its name, never its content."},
+	{"attributes-driver", attributes, Warning, ".gitattributes makes files use a driver the config defines",
+		"The repository chooses the filter, diff or merge program git runs; gatehouse switches it off or refuses for a phone with Full access off."},
+	{"hard-link", tree, Warning, "A file is hard-linked", "A hard link carries another file's bytes under an innocent name; gatehouse never opens, stages or commits it from a phone."},
+	{"special-file", tree, Warning, "A FIFO, socket or device is in the tree", "Reading one can block or run a driver; gatehouse never opens them."},
+	{"symlink-outside", tree, Warning, "A symlink leads out of the tree", "gatehouse never follows it from a phone."},
+	{"symlink-secret", tree, Error, "A symlink leads to a secret file", "A harmless-looking name that resolves to a secret; gatehouse treats it as the secret."},
+	{"symlink-git", tree, Error, "A symlink leads into .git", "Reading through it would expose the repository's config and hooks."},
+	{"symlink-loop", tree, Note, "A symlink chain is too long to follow", "gatehouse stops after 40 links."},
+	{"git-lookalike", tree, Error, "A name is .git on another file system", ".GIT, .git. and git~1 are .git on macOS or Windows, where checking them out can overwrite the repository's config or hooks."},
+	{"nested-git", tree, Note, "A repository is nested inside this one", "gatehouse serves only the top one."},
+	{"control-char", tree, Warning, "A name holds a control character", "It can fool a terminal or a tool that prints it."},
+	{"leading-dash", tree, Note, "A name starts with a dash", "A tool that puts it where an option goes reads it as one."},
+}
+
+// The text report's groups.
+const (
+	gitConfig   = "git config"
+	secretFiles = "secret files"
+	attributes  = ".gitattributes"
+	tree        = "tree"
+)
+
+// ruleIndex finds a rule's place in Rules.
+var ruleIndex = func() map[string]int {
+	m := map[string]int{}
+	for i, r := range Rules {
+		m[r.ID] = i
+	}
+	return m
+}()
+
+// SARIF renders a report as SARIF 2.1.0 for code-scanning dashboards: each
+// finding a result with its rule id, level, message and file location, and a
+// partial fingerprint so a dashboard tracks it across runs.
+func SARIF(r *Report, version string) ([]byte, error) {
+	type text struct {
+		Text string `json:"text"`
+	}
+	type rule struct {
+		ID                   string            `json:"id"`
+		ShortDescription     text              `json:"shortDescription"`
+		FullDescription      text              `json:"fullDescription"`
+		Help                 text              `json:"help"`
+		DefaultConfiguration map[string]string `json:"defaultConfiguration"`
+	}
+	type region struct {
+		StartLine int `json:"startLine"`
+	}
+	type physical struct {
+		ArtifactLocation map[string]string `json:"artifactLocation"`
+		Region           *region           `json:"region,omitempty"`
+	}
+	type location struct {
+		PhysicalLocation physical `json:"physicalLocation"`
+	}
+	type result struct {
+		RuleID              string            `json:"ruleId"`
+		RuleIndex           int               `json:"ruleIndex"`
+		Level               Level             `json:"level"`
+		Message             text              `json:"message"`
+		Locations           []location        `json:"locations,omitempty"`
+		PartialFingerprints map[string]string `json:"partialFingerprints"`
+	}
+	rules := make([]rule, len(Rules))
+	for i, ri := range Rules {
+		rules[i] = rule{ri.ID, text{ri.Short}, text{ri.Help}, text{ri.Help}, map[string]string{"level": string(ri.Level)}}
+	}
+	results := []result{}
+	for _, f := range r.Findings {
+		res := result{RuleID: f.Rule, RuleIndex: ruleIndex[f.Rule], Level: f.Level, Message: text{f.Message},
+			PartialFingerprints: map[string]string{"gatehouse/v1": f.Fingerprint}}
+		if f.Path != "" {
+			loc := location{physical{ArtifactLocation: map[string]string{"uri": uriOf(f.Path)}}}
+			if f.Line > 0 {
+				loc.PhysicalLocation.Region = &region{f.Line}
+			}
+			res.Locations = []location{loc}
+		}
+		results = append(results, res)
+	}
+	log := map[string]any{
+		"$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+		"version": "2.1.0",
+		"runs": []any{map[string]any{
+			"tool": map[string]any{"driver": map[string]any{
+				"name": "gatehouse", "version": version, "informationUri": "https://github.com/gatehouse/gatehouse",
+				"rules": rules,
+			}},
+			"results": results,
+		}},
+	}
+	return json.MarshalIndent(log, "", "  ")
+}
+
+// uriOf writes a relative path as a URI reference: bytes outside the safe
+// set are percent-encoded.
+func uriOf(path string) string {
+	const hex = "0123456789ABCDEF"
+	var b []byte
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '/' || c == '.' || c == '-' || c == '_' || c == '~' {
+			b = append(b, c)
+			continue
+		}
+		b = append(b, '%', hex[c>>4], hex[c&15])
+	}
+	return string(b)
+}
+
+// Baseline is the set of findings a team has accepted.
+type Baseline struct {
+	Version      int      `json:"version"`
+	Fingerprints []string `json:"fingerprints"`
+}
+
+// WriteBaseline saves every finding of r as accepted.
+func WriteBaseline(path string, r *Report) error {
+	b := Baseline{Version: 1, Fingerprints: []string{}}
+	for _, f := range r.Findings {
+		b.Fingerprints = append(b.Fingerprints, f.Fingerprint)
+	}
+	sort.Strings(b.Fingerprints)
+	data, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// maxBaseline bounds a baseline file read.
+const maxBaseline = 16 << 20
+
+// ApplyBaseline drops the findings a baseline accepts and counts them.
+func ApplyBaseline(path string, r *Report) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var b Baseline
+	dec := json.NewDecoder(&limited{f, maxBaseline})
+	if err := dec.Decode(&b); err != nil || b.Version != 1 {
+		return errBaseline
+	}
+	accepted := map[string]bool{}
+	for _, fp := range b.Fingerprints {
+		accepted[fp] = true
+	}
+	kept := r.Findings[:0]
+	for _, f := range r.Findings {
+		if accepted[f.Fingerprint] {
+			r.Baselined++
+			continue
+		}
+		kept = append(kept, f)
+	}
+	r.Findings = kept
+	return nil
+}
+
+// Fails reports whether the report fails at threshold (error, warning or
+// never).
+func (r *Report) Fails(threshold Level) bool {
+	for _, f := range r.Findings {
+		if f.Level == Error && (threshold == Error || threshold == Warning) || f.Level == Warning && threshold == Warning {
+			return true
+		}
+	}
+	return false
+}
+
+var errBaseline = errors.New("not a gatehouse baseline file (want {\"version\": 1, \"fingerprints\": [...]})")
+
+// limited reads at most n bytes, then fails.
+type limited struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, errBaseline
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	k, err := l.r.Read(p)
+	l.n -= int64(k)
+	return k, err
+}

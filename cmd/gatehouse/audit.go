@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/gatehouse/gatehouse/audit"
+)
+
+func init() {
+	register(&command{
+		name:    "audit",
+		summary: "report what in a repository the gate would refuse",
+		usage:   "[--format text|json|sarif] [--fail-on error|warning|never] [--baseline FILE] [--write-baseline FILE] [PATH]",
+		help: `Audits a checkout (default: the current folder), a bare repository, or a plain
+folder, and reports, each with a rule id, a level, the sentence the gate would say
+and a location:
+
+  git config   every local and worktree entry the Change gate or the Read gate
+               would refuse (programs, the network, includes, unknown keys),
+               submodules, a partial clone, core.worktree, a redirected .git
+  secrets      tracked files (index and HEAD) the secret rules match
+  tree         hard links, FIFOs, sockets and devices, symlinks that leave the
+               tree or point at a secret or into .git, names that are .git in
+               another spelling, control characters, a leading dash
+  attributes   .gitattributes entries naming a driver the config defines
+
+It runs git with the closed gate's options, never a program the repository
+names, so it is safe in CI on an untrusted pull request. Exits 1 when a finding
+reaches --fail-on (default: error), 2 on a usage error.
+
+--baseline FILE accepts the findings listed there, so CI fails only on new ones;
+--write-baseline FILE writes the current findings as the baseline, and accepts
+them for this run.`,
+		setup: func(fs *flag.FlagSet) func(*env, []string) int {
+			format := formatFlag(fs, "text", "json", "sarif")
+			failOn := fs.String("fail-on", "error", "exit 1 on findings at this level or above: error, warning or never")
+			baseline := fs.String("baseline", "", "accept the findings in this baseline file")
+			writeBaseline := fs.String("write-baseline", "", "write the current findings to this baseline file")
+			return func(e *env, args []string) int {
+				c := named("audit")
+				if !checkFormat(e, c, *format, "text", "json", "sarif") {
+					return exitUsage
+				}
+				if *failOn != "error" && *failOn != "warning" && *failOn != "never" {
+					return usageError(e, c, "--fail-on takes error, warning or never")
+				}
+				if len(args) > 1 {
+					return usageError(e, c, "audit one folder at a time")
+				}
+				dir := "."
+				if len(args) == 1 {
+					dir = args[0]
+				}
+				rep, err := audit.Run(context.Background(), dir, audit.Options{})
+				if err != nil {
+					fmt.Fprintf(e.stderr, "gatehouse audit: %v\n", err)
+					return exitUsage
+				}
+				if *writeBaseline != "" { // then it is the baseline: everything found is accepted
+					if err := audit.WriteBaseline(*writeBaseline, rep); err != nil {
+						fmt.Fprintf(e.stderr, "gatehouse audit: %v\n", err)
+						return exitUsage
+					}
+					*baseline = *writeBaseline
+				}
+				if *baseline != "" {
+					if err := audit.ApplyBaseline(*baseline, rep); err != nil {
+						fmt.Fprintf(e.stderr, "gatehouse audit: --baseline %s: %v\n", *baseline, err)
+						return exitUsage
+					}
+				}
+				switch *format {
+				case "json":
+					enc := json.NewEncoder(e.stdout)
+					enc.SetIndent("", "  ")
+					_ = enc.Encode(rep)
+				case "sarif":
+					out, err := audit.SARIF(rep, version)
+					if err != nil {
+						fmt.Fprintf(e.stderr, "gatehouse audit: %v\n", err)
+						return exitUsage
+					}
+					fmt.Fprintln(e.stdout, string(out))
+				default:
+					printAudit(e.stdout, rep)
+				}
+				if *failOn != "never" && rep.Fails(audit.Level(*failOn)) {
+					return exitFound
+				}
+				return exitOK
+			}
+		},
+	})
+}
+
+func printAudit(w io.Writer, rep *audit.Report) {
+	fmt.Fprintf(w, "Audited a %s: %s\n", rep.Audited, rep.Name)
+	counts := map[audit.Level]int{}
+	group := ""
+	for _, r := range audit.Rules { // grouped, in the rules' order
+		for _, f := range rep.Findings {
+			if f.Rule != r.ID {
+				continue
+			}
+			if r.Group != group {
+				group = r.Group
+				fmt.Fprintf(w, "\n%s\n", group)
+			}
+			loc := f.Path
+			if f.Line > 0 {
+				loc += fmt.Sprintf(":%d", f.Line)
+			}
+			fmt.Fprintf(w, "  %-7s %-22s %s  %s\n", f.Level, f.Rule, loc, f.Message)
+			counts[f.Level]++
+		}
+	}
+	fmt.Fprintf(w, "\n%d errors, %d warnings, %d notes", counts[audit.Error], counts[audit.Warning], counts[audit.Note])
+	if rep.Baselined > 0 {
+		fmt.Fprintf(w, " (%d more accepted by the baseline)", rep.Baselined)
+	}
+	if rep.Truncated {
+		fmt.Fprint(w, " (the scan stopped at its bounds)")
+	}
+	fmt.Fprintln(w)
+}
