@@ -236,3 +236,40 @@ func TestMethodsNeverTouchFilesOrProcesses(t *testing.T) {
 		})
 	}
 }
+
+// The relay forwards sealed bodies it cannot open: the relay package (the
+// server and its client) imports nothing that seals, opens or dispatches.
+// relay/link, which joins a device's own keys to the client, is the device
+// side and may.
+func TestRelayNeverSeesPlaintext(t *testing.T) {
+	banned := map[string]string{
+		"github.com/gatehouse/gatehouse/rpc":     "the request protocol: envelopes, keys, dispatch",
+		"golang.org/x/crypto/chacha20poly1305":   "the AEAD that seals bodies",
+		"crypto/ecdh":                            "key agreement",
+		"github.com/gatehouse/gatehouse/gate":    "git",
+		"github.com/gatehouse/gatehouse/fsguard": "checkout files",
+	}
+	files := sourceFiles(t)["relay"]
+	if len(files) == 0 {
+		t.Fatal("no relay sources found")
+	}
+	for _, f := range files {
+		for _, imp := range f.Imports {
+			path := strings.Trim(imp.Path.Value, `"`)
+			if why, bad := banned[path]; bad && !(path == "crypto/ecdh" && f.Name.Name == "relay" && isIdentityFile(f)) {
+				t.Errorf("relay imports %s (%s)", path, why)
+			}
+		}
+	}
+}
+
+// isIdentityFile: the device-side identity file makes and stores the
+// device's own X25519 key (never uses it on a frame).
+func isIdentityFile(f *ast.File) bool {
+	for _, d := range f.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.Name == "ensureKey" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,260 @@
+package relay
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+)
+
+// Frames are WebSocket text messages holding one JSON object. The relay
+// reads only what it routes by (to, ref, kind) and copies the sealed body
+// through as raw bytes: decoding and re-encoding a 64 KiB body costs ten
+// times the AEAD that made it, and the relay has no business reading it.
+
+// Limits on frames, from the spec.
+const (
+	MaxFrame      = 256 << 10 // bytes on the wire, one frame
+	maxControl    = 4 << 10   // a frame that is not addressed is at most this
+	maxRef        = 200       // bytes of a ref
+	maxNotifyNote = 1 << 20   // counts in a notify frame
+)
+
+var (
+	errFrameSyntax = errors.New("frame is not a JSON object of strings")
+	errFrameField  = errors.New("frame has an unknown or repeated field")
+	errNotAddr     = errors.New("frame over 4 KiB is not addressed")
+)
+
+// inFrame is what a device sent: either addressed (to, body, ref) or a
+// control frame (kind and its own fields, parsed only when small).
+type inFrame struct {
+	to, ref, kind string
+	body          []byte // the raw JSON string, quotes included
+}
+
+// parseInFrame reads a device's frame without decoding its body. Only the
+// top-level keys to, body, ref and kind are accepted as strings; a control
+// frame's other fields (enabled, body as an object) are left for the control
+// handler, which parses the (small) frame fully.
+func parseInFrame(b []byte) (inFrame, error) {
+	var f inFrame
+	s := scanner{b: b}
+	if !s.byte('{') {
+		return f, errFrameSyntax
+	}
+	seen, unknown := 0, false
+	for first := true; ; first = false {
+		s.space()
+		if s.peek() == '}' && first {
+			s.i++
+			break
+		}
+		key, ok := s.str()
+		if !ok || !s.byte(':') {
+			return f, errFrameSyntax
+		}
+		s.space()
+		bit := fieldBit(key)
+		if bit == 0 || seen&bit != 0 {
+			if len(b) > maxControl || seen&bit != 0 {
+				return f, errFrameField
+			}
+			unknown = true
+			if !s.skipValue() { // a control frame's own field: checked later
+				return f, errFrameSyntax
+			}
+		} else {
+			seen |= bit
+			start := s.i
+			val, ok := s.str()
+			switch {
+			case !ok && bit == 2 && len(b) <= maxControl: // notify's body is an object
+				s.i = start
+				if !s.skipValue() {
+					return f, errFrameSyntax
+				}
+			case !ok:
+				return f, errFrameSyntax
+			case bit == 1:
+				f.to = string(val)
+			case bit == 2:
+				f.body = b[start:s.i]
+			case bit == 4:
+				f.ref = string(val)
+			case bit == 8:
+				f.kind = string(val)
+			}
+		}
+		s.space()
+		if s.byte(',') {
+			continue
+		}
+		if s.byte('}') {
+			break
+		}
+		return f, errFrameSyntax
+	}
+	s.space()
+	if s.i != len(b) {
+		return f, errFrameSyntax
+	}
+	if len(b) > maxControl && f.to == "" {
+		return f, errNotAddr
+	}
+	if unknown && f.kind == "" { // only control frames have fields of their own
+		return f, errFrameField
+	}
+	return f, nil
+}
+
+// fieldBit numbers the routing fields, for the repeated-field check.
+func fieldBit(key []byte) int {
+	switch string(key) {
+	case "to":
+		return 1
+	case "body":
+		return 2
+	case "ref":
+		return 4
+	case "kind":
+		return 8
+	}
+	return 0
+}
+
+// forwardFrame writes {"from":from,"to":to,"body":body} with the body's
+// raw JSON string copied as is. from and to are device ids (letters,
+// digits, '.', '_', '-'), which need no escaping.
+func forwardFrame(buf []byte, from, to string, body []byte) []byte {
+	buf = append(buf, `{"from":"`...)
+	buf = append(buf, from...)
+	buf = append(buf, `","to":"`...)
+	buf = append(buf, to...)
+	buf = append(buf, `","body":`...)
+	buf = append(buf, body...)
+	return append(buf, '}')
+}
+
+// scanner walks a JSON text without building values.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) peek() byte {
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+func (s *scanner) space() {
+	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\n' || s.b[s.i] == '\r') {
+		s.i++
+	}
+}
+
+func (s *scanner) byte(c byte) bool {
+	s.space()
+	if s.peek() != c {
+		return false
+	}
+	s.i++
+	return true
+}
+
+// str reads a JSON string and returns its contents. A string holding an
+// escape is decoded with strconv (routing fields are short; a body is
+// never decoded, only its extent found).
+func (s *scanner) str() ([]byte, bool) {
+	s.space()
+	if s.peek() != '"' {
+		return nil, false
+	}
+	start := s.i
+	s.i++
+	escaped := false
+	for {
+		j := bytes.IndexAny(s.b[s.i:], "\"\\")
+		if j < 0 {
+			return nil, false
+		}
+		for _, c := range s.b[s.i : s.i+j] {
+			if c < 0x20 {
+				return nil, false
+			}
+		}
+		s.i += j
+		if s.b[s.i] == '"' {
+			s.i++
+			break
+		}
+		escaped = true
+		if s.i+1 >= len(s.b) {
+			return nil, false
+		}
+		s.i += 2 // the escape and the escaped byte; \u's digits are plain
+	}
+	raw := s.b[start:s.i]
+	if !escaped {
+		return raw[1 : len(raw)-1], true
+	}
+	if len(raw) > maxControl {
+		return raw, true // a long escaped string is only ever a body: not decoded
+	}
+	u, err := strconv.Unquote(string(raw))
+	if err != nil {
+		return nil, false
+	}
+	return []byte(u), true
+}
+
+// skipValue skips one JSON value of a small frame (true, false, null, a
+// number, a string, or an object or array of those, at most 8 deep).
+func (s *scanner) skipValue() bool { return s.skip(0) }
+
+func (s *scanner) skip(depth int) bool {
+	if depth > 8 {
+		return false
+	}
+	s.space()
+	switch c := s.peek(); {
+	case c == '"':
+		_, ok := s.str()
+		return ok
+	case c == '{' || c == '[':
+		end := byte('}')
+		if c == '[' {
+			end = ']'
+		}
+		s.i++
+		s.space()
+		if s.byte(end) {
+			return true
+		}
+		for {
+			if c == '{' {
+				if _, ok := s.str(); !ok || !s.byte(':') {
+					return false
+				}
+			}
+			if !s.skip(depth + 1) {
+				return false
+			}
+			if s.byte(',') {
+				continue
+			}
+			return s.byte(end)
+		}
+	default:
+		j := s.i
+		for j < len(s.b) && bytes.IndexByte([]byte("-+.0123456789eEtruefalsn"), s.b[j]) >= 0 {
+			j++
+		}
+		if j == s.i {
+			return false
+		}
+		s.i = j
+		return true
+	}
+}

@@ -1,0 +1,632 @@
+package relay
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/gatehouse/gatehouse/trust"
+	"github.com/gorilla/websocket"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// HTTP limits.
+const (
+	maxSignInBody   = 256 << 10 // counted while streaming, chunked too
+	maxAPIBody      = 16 << 10
+	authPerIP       = 10  // sign-ins a minute from one address
+	authOverall     = 300 // sign-ins a minute in all
+	apiPerAccount   = 30  // authenticated calls a minute per account
+	maxLimiterKeys  = 100_000
+	maxDeviceName   = 64
+	maxPlatformName = 32
+	maxPushToken    = 4096
+)
+
+// Sentences the relay answers with ({error}); never a cause.
+const (
+	msgSignIn       = "Sign in again."
+	msgTooMany      = "Too many requests; try again in a minute."
+	msgBadRequest   = "The request is not valid."
+	msgKeyConflict  = "This device id is registered with a different key."
+	msgDeviceLimit  = "This account already has 10 devices. Remove one to add this one."
+	msgBadInvite    = "That invite code is unknown, used or expired."
+	msgGitHub       = "GitHub did not accept this sign-in for this relay."
+	msgNoProvider   = "This relay does not offer that sign-in."
+	msgUnavailable  = "The relay could not do that just now; try again."
+	msgNoDevice     = "No such device on this account."
+	msgBadFrame     = "That frame is not valid."
+	msgFrameRate    = "Too many frames; slow down."
+	msgOrigin       = "The relay does not serve web pages."
+	msgShuttingDown = "The relay is restarting."
+)
+
+// Options configure a relay server.
+type Options struct {
+	Store  *Store
+	Secret []byte // signs tokens; at least 32 bytes
+	// GitHub, when set, offers GitHub sign-in beside invites.
+	GitHub *GitHubApp
+	Pusher Pusher // nil: notices are logged
+	// NotifyWindow is how long notify frames are gathered (30 s).
+	NotifyWindow time.Duration
+	// ProxyHeader names a header (X-Forwarded-For) whose last address is the
+	// client's, trusted only from a loopback peer (a proxy on this machine).
+	ProxyHeader string
+	Logger      *slog.Logger
+	// NowForTest replaces the clock (token times, rate limits).
+	NowForTest func() time.Time
+}
+
+// Server is a relay: sign-in, devices, tokens, presence and forwarding.
+type Server struct {
+	o        Options
+	st       *Store
+	sign     *signer
+	hub      hub
+	sockets  *localHub // the same hub, for what only a local one can do (shutdown)
+	m        *metrics
+	log      *slog.Logger
+	mux      *http.ServeMux
+	upgrader websocket.Upgrader
+
+	authIP, authAll, api *keyedLimiter
+
+	mu       sync.Mutex
+	notify   map[string]*coalescer
+	presents map[string]bool // accounts whose presence is being sent; true: send again after
+	closing  bool
+}
+
+// New makes a relay server.
+func New(o Options) (*Server, error) {
+	sign, err := newSigner(o.Secret)
+	if err != nil {
+		return nil, err
+	}
+	if o.Store == nil {
+		return nil, errors.New("relay: no store")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Pusher == nil {
+		o.Pusher = LogPusher{o.Logger}
+	}
+	if o.NowForTest != nil {
+		o.Store.now = o.NowForTest
+	}
+	if o.NotifyWindow == 0 {
+		o.NotifyWindow = 30 * time.Second
+	}
+	local := newLocalHub()
+	s := &Server{o: o, st: o.Store, sign: sign, hub: local, sockets: local, m: newMetrics(), log: o.Logger,
+		authIP: perMinute(authPerIP, maxLimiterKeys), authAll: perMinute(authOverall, 1),
+		api: perMinute(apiPerAccount, maxLimiterKeys), notify: map[string]*coalescer{}, presents: map[string]bool{}}
+	s.upgrader = websocket.Upgrader{
+		ReadBufferSize:  readBuffer,
+		WriteBufferPool: &sync.Pool{},
+		WriteBufferSize: 16 << 10,
+		CheckOrigin:     func(r *http.Request) bool { return r.Header.Get("Origin") == "" },
+	}
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("GET /v1/config", s.handleConfig)
+	s.mux.HandleFunc("POST /v1/auth/{provider}", s.handleAuth)
+	s.mux.HandleFunc("GET /v1/devices", s.authed(s.handleDevices))
+	s.mux.HandleFunc("DELETE /v1/devices/{id}", s.authed(s.handleDeleteDevice))
+	s.mux.HandleFunc("DELETE /v1/account", s.authed(s.handleDeleteAccount))
+	s.mux.HandleFunc("POST /v1/token", s.authed(s.handleToken))
+	s.mux.HandleFunc("POST /v1/push/devices", s.authed(s.handlePush))
+	s.mux.HandleFunc("GET /v1/connect", s.authed(s.handleConnect))
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
+	s.mux.HandleFunc("GET /healthz", s.handleHealth)
+	return s, nil
+}
+
+func (s *Server) now() time.Time {
+	if s.o.NowForTest != nil {
+		return s.o.NowForTest()
+	}
+	return time.Now()
+}
+
+// ServeHTTP serves the relay's API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	s.mux.ServeHTTP(w, r)
+}
+
+// Shutdown closes every socket with "going away" and stops the notice
+// timers. The caller stops the HTTP server (http.Server.Shutdown).
+func (s *Server) Shutdown() {
+	s.mu.Lock()
+	s.closing = true
+	for _, c := range s.notify {
+		c.stop()
+	}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range s.sockets.all() {
+		wg.Go(func() { c.close(websocket.CloseGoingAway, msgShuttingDown) })
+	}
+	wg.Wait()
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func fail(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+var ok = map[string]bool{"ok": true}
+
+// clientIP is the caller's address: the peer, or the last hop of the
+// proxy header when the peer is a proxy on this machine.
+func (s *Server) clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	if s.o.ProxyHeader != "" {
+		if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+			if v := r.Header.Get(s.o.ProxyHeader); v != "" {
+				parts := strings.Split(v, ",")
+				return strings.TrimSpace(parts[len(parts)-1])
+			}
+		}
+	}
+	return host
+}
+
+func (s *Server) handleConfig(w http.ResponseWriter, _ *http.Request) {
+	cfg := map[string]any{"providers": []string{"invite"}}
+	if s.o.GitHub != nil {
+		cfg["providers"] = []string{"invite", "github"}
+		cfg["github"] = map[string]string{"clientId": s.o.GitHub.ClientID}
+	}
+	writeJSON(w, http.StatusOK, cfg)
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	if err := s.st.db.PingContext(r.Context()); err != nil {
+		fail(w, http.StatusServiceUnavailable, msgUnavailable)
+		return
+	}
+	writeJSON(w, http.StatusOK, ok)
+}
+
+// signIn is the body of POST /v1/auth/{provider}.
+type signIn struct {
+	Device      Device `json:"device"`
+	Invite      string `json:"invite,omitempty"`
+	GitHubToken string `json:"githubToken,omitempty"`
+}
+
+func (s *Server) handleAuth(w http.ResponseWriter, r *http.Request) {
+	now := s.now()
+	if !s.authAll.allow("", now) || !s.authIP.allow(s.clientIP(r), now) {
+		s.m.rateLimited.WithLabelValues("auth").Inc()
+		fail(w, http.StatusTooManyRequests, msgTooMany)
+		return
+	}
+	provider := r.PathValue("provider")
+	var in signIn
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxSignInBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil || !validDevice(in.Device) {
+		s.m.authFailures.WithLabelValues(provider, "bad_request").Inc()
+		fail(w, http.StatusBadRequest, msgBadRequest)
+		return
+	}
+	var acct Account
+	var gen string
+	var err error
+	switch {
+	case provider == "invite" && in.Invite != "":
+		acct, gen, err = s.st.RegisterInvite(r.Context(), in.Invite, in.Device)
+	case provider == "github" && s.o.GitHub != nil && in.GitHubToken != "":
+		if acct, err = s.o.GitHub.check(r.Context(), in.GitHubToken); err == nil {
+			gen, err = s.st.Register(r.Context(), acct, in.Device)
+		}
+	default:
+		s.m.authFailures.WithLabelValues("none", "no_provider").Inc()
+		fail(w, http.StatusBadRequest, msgNoProvider)
+		return
+	}
+	if status, msg, reason := signInRefusal(err); status != 0 {
+		s.m.authFailures.WithLabelValues(provider, reason).Inc()
+		if status >= 500 {
+			s.log.Warn("sign-in failed", "provider", provider, "err", err)
+		}
+		fail(w, status, msg)
+		return
+	}
+	s.log.Info("device signed in", "account", acct.ID, "device", in.Device.ID, "provider", provider)
+	writeJSON(w, http.StatusOK, map[string]any{"token": s.token(acct.ID, in.Device.ID, gen), "account": acct})
+	s.presenceSoon(acct.ID)
+}
+
+// signInRefusal maps a sign-in error to its answer (status 0: none).
+func signInRefusal(err error) (status int, msg, reason string) {
+	switch {
+	case err == nil:
+		return 0, "", ""
+	case errors.Is(err, ErrBadInvite):
+		return http.StatusUnauthorized, msgBadInvite, "refused"
+	case errors.Is(err, errGitHubRefused):
+		return http.StatusUnauthorized, msgGitHub, "refused"
+	case errors.Is(err, ErrKeyConflict):
+		return http.StatusConflict, msgKeyConflict, "key_conflict"
+	case errors.Is(err, ErrTooManyDevices):
+		return http.StatusForbidden, msgDeviceLimit, "device_limit"
+	}
+	return http.StatusBadGateway, msgUnavailable, "unavailable"
+}
+
+func (s *Server) token(account, device, gen string) string {
+	now := s.now()
+	return s.sign.sign(Claims{Account: account, Device: device, Issued: now.Unix(), Expires: now.Add(TokenLife).Unix(), Gen: gen})
+}
+
+// validDevice checks what a device says of itself.
+func validDevice(d Device) bool {
+	key, err := base64.StdEncoding.DecodeString(d.PublicKey)
+	if err != nil || len(key) != 32 || !trust.ValidDeviceID(d.ID) {
+		return false
+	}
+	if n := utf8.RuneCountInString(d.Name); n == 0 || n > maxDeviceName || !utf8.ValidString(d.Name) {
+		return false
+	}
+	for _, r := range d.Name {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	if d.Platform == "" || len(d.Platform) > maxPlatformName {
+		return false
+	}
+	for i := 0; i < len(d.Platform); i++ {
+		if c := d.Platform[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// authed checks the bearer token (its MAC, expiry, and that its device is
+// still registered with the same gen) and the account's call rate.
+func (s *Server) authed(h func(http.ResponseWriter, *http.Request, Claims)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		token, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		c, err := s.sign.verify(token, s.now())
+		if !found || err != nil {
+			s.m.authFailures.WithLabelValues("token", "invalid").Inc()
+			fail(w, http.StatusUnauthorized, msgSignIn)
+			return
+		}
+		if gen, ok := s.st.Gen(r.Context(), c.Account, c.Device); !ok || gen != c.Gen {
+			s.m.authFailures.WithLabelValues("token", "revoked").Inc()
+			fail(w, http.StatusUnauthorized, msgSignIn)
+			return
+		}
+		if !s.api.allow(c.Account, s.now()) {
+			s.m.rateLimited.WithLabelValues("api").Inc()
+			fail(w, http.StatusTooManyRequests, msgTooMany)
+			return
+		}
+		h(w, r, c)
+	}
+}
+
+// devices lists an account's devices with who is online.
+func (s *Server) devices(ctx context.Context, account string) ([]Device, error) {
+	list, err := s.st.Devices(ctx, account)
+	if err != nil {
+		return nil, err
+	}
+	for i := range list {
+		list[i].Online = s.hub.get(account, list[i].ID) != nil
+	}
+	return list, nil
+}
+
+func (s *Server) handleDevices(w http.ResponseWriter, r *http.Request, c Claims) {
+	list, err := s.devices(r.Context(), c.Account)
+	if err != nil {
+		fail(w, http.StatusInternalServerError, msgUnavailable)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"devices": list})
+}
+
+func (s *Server) handleDeleteDevice(w http.ResponseWriter, r *http.Request, c Claims) {
+	id := r.PathValue("id")
+	found, err := s.st.DeleteDevice(r.Context(), c.Account, id)
+	switch {
+	case err != nil:
+		fail(w, http.StatusInternalServerError, msgUnavailable)
+		return
+	case !found:
+		fail(w, http.StatusNotFound, msgNoDevice)
+		return
+	}
+	if sock := s.hub.get(c.Account, id); sock != nil {
+		sock.close(CloseRevoked, "device revoked")
+	}
+	s.log.Info("device revoked", "account", c.Account, "device", id, "by", c.Device)
+	writeJSON(w, http.StatusOK, ok)
+	s.presenceSoon(c.Account)
+}
+
+func (s *Server) handleDeleteAccount(w http.ResponseWriter, r *http.Request, c Claims) {
+	if err := s.st.DeleteAccount(r.Context(), c.Account); err != nil {
+		fail(w, http.StatusInternalServerError, msgUnavailable)
+		return
+	}
+	for _, sock := range s.hub.sockets(c.Account) {
+		sock.close(CloseRevoked, "signed out")
+	}
+	s.mu.Lock()
+	if n := s.notify[c.Account]; n != nil {
+		n.stop()
+		delete(s.notify, c.Account)
+	}
+	s.mu.Unlock()
+	s.log.Info("account deleted", "account", c.Account)
+	writeJSON(w, http.StatusOK, ok)
+}
+
+func (s *Server) handleToken(w http.ResponseWriter, _ *http.Request, c Claims) {
+	writeJSON(w, http.StatusOK, map[string]string{"token": s.token(c.Account, c.Device, c.Gen)})
+}
+
+func (s *Server) handlePush(w http.ResponseWriter, r *http.Request, c Claims) {
+	var in struct {
+		Platform string `json:"platform"`
+		Token    string `json:"token"`
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAPIBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil || (in.Platform != "ios" && in.Platform != "android") ||
+		in.Token == "" || len(in.Token) > maxPushToken || strings.ContainsFunc(in.Token, unicode.IsControl) {
+		fail(w, http.StatusBadRequest, msgBadRequest)
+		return
+	}
+	if err := s.st.AddPushToken(r.Context(), c.Account, c.Device, in.Platform, in.Token); err != nil {
+		fail(w, http.StatusInternalServerError, msgUnavailable)
+		return
+	}
+	writeJSON(w, http.StatusOK, ok)
+}
+
+func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request, c Claims) {
+	if r.Header.Get("Origin") != "" {
+		fail(w, http.StatusForbidden, msgOrigin)
+		return
+	}
+	s.mu.Lock()
+	closing := s.closing
+	s.mu.Unlock()
+	if closing {
+		fail(w, http.StatusServiceUnavailable, msgShuttingDown)
+		return
+	}
+	host := r.URL.Query().Get("host") == "1"
+	ws, err := s.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader answered
+	}
+	ws.SetReadLimit(MaxFrame)
+	sock := &conn{s: s, ws: ws, account: c.Account, device: c.Device}
+	if err := s.st.SetHost(r.Context(), c.Account, c.Device, host); err != nil {
+		s.log.Error("set host", "err", err)
+	}
+	s.m.connections.Inc()
+	if old := s.hub.join(sock); old != nil {
+		old.close(CloseReplaced, "replaced by a newer socket")
+	}
+	s.log.Debug("device connected", "account", c.Account, "device", c.Device, "host", host)
+	go sock.readLoop() // the handler returns: net/http's per-request state is freed
+	s.presenceSoon(c.Account)
+}
+
+// leave is called once per socket when its read loop ends.
+func (s *Server) leave(c *conn) {
+	s.m.connections.Dec()
+	if s.hub.leave(c) {
+		_ = s.st.Seen(context.Background(), c.account, c.device)
+		s.presenceSoon(c.account)
+	}
+}
+
+// presenceSoon sends the account's presence from one goroutine per
+// account: changes that arrive while it runs make it run once more, so
+// frames never overtake each other and the last one sent is current.
+func (s *Server) presenceSoon(account string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, running := s.presents[account]; running {
+		s.presents[account] = true
+		return
+	}
+	s.presents[account] = false
+	go func() {
+		for {
+			s.presence(account)
+			s.mu.Lock()
+			if !s.presents[account] {
+				delete(s.presents, account)
+				s.mu.Unlock()
+				return
+			}
+			s.presents[account] = false
+			s.mu.Unlock()
+		}
+	}()
+}
+
+// presence sends every socket of the account the device list.
+func (s *Server) presence(account string) {
+	list, err := s.devices(context.Background(), account)
+	if err != nil {
+		s.log.Error("presence", "err", err)
+		return
+	}
+	frame := map[string]any{"kind": "presence", "devices": list}
+	for _, c := range s.hub.sockets(account) {
+		c.sendJSON(frame)
+	}
+}
+
+type undeliverable struct {
+	Kind   string `json:"kind"`
+	To     string `json:"to"`
+	Ref    string `json:"ref,omitempty"`
+	Reason string `json:"reason"`
+}
+
+type errorFrame struct {
+	Kind  string `json:"kind"`
+	Error string `json:"error"`
+}
+
+// handleFrame routes one frame a device sent. It reads the routing fields
+// only; the body is copied through as it came.
+func (s *Server) handleFrame(c *conn, b []byte) {
+	if string(b) == "ping" {
+		s.m.frames.WithLabelValues("ping").Inc()
+		if c.rate.allow(s.now(), frameRate, frameBurst) {
+			p := getFrame()
+			*p = append(*p, "pong"...)
+			c.send(p)
+		}
+		return
+	}
+	f, err := parseInFrame(b)
+	if !c.rate.allow(s.now(), frameRate, frameBurst) {
+		s.m.rateLimited.WithLabelValues("frames").Inc()
+		if err == nil && f.to != "" && trust.ValidDeviceID(f.to) && validRef(f.ref) {
+			s.m.undeliverble.WithLabelValues("rate").Inc()
+			c.sendJSON(undeliverable{"undeliverable", f.to, f.ref, "rate"})
+		} else {
+			c.sendJSON(errorFrame{"error", msgFrameRate})
+		}
+		return
+	}
+	if err != nil {
+		s.m.dropped.WithLabelValues("bad_frame").Inc()
+		c.sendJSON(errorFrame{"error", msgBadFrame})
+		return
+	}
+	if f.kind != "" {
+		s.m.frames.WithLabelValues("control").Inc()
+		s.control(c, f.kind, b)
+		return
+	}
+	if !trust.ValidDeviceID(f.to) || !validRef(f.ref) || f.body == nil || f.to == c.device {
+		s.m.dropped.WithLabelValues("bad_frame").Inc()
+		c.sendJSON(errorFrame{"error", msgBadFrame})
+		return
+	}
+	s.m.frames.WithLabelValues("forwarded").Inc()
+	target := s.hub.get(c.account, f.to)
+	if target == nil {
+		s.m.undeliverble.WithLabelValues("offline").Inc()
+		c.sendJSON(undeliverable{"undeliverable", f.to, f.ref, "offline"})
+		return
+	}
+	out := getFrame()
+	*out = forwardFrame(*out, c.device, f.to, f.body)
+	if !target.send(out) { // the target reads too slowly: its queue is full
+		s.m.undeliverble.WithLabelValues("rate").Inc()
+		c.sendJSON(undeliverable{"undeliverable", f.to, f.ref, "rate"})
+	}
+}
+
+// validRef: empty, or at most 200 printable ASCII bytes.
+func validRef(ref string) bool {
+	if len(ref) > maxRef {
+		return false
+	}
+	for i := 0; i < len(ref); i++ {
+		if ref[i] < 0x21 || ref[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// control handles {kind:"host", enabled} and {kind:"notify", body:{kind, count}}.
+func (s *Server) control(c *conn, kind string, b []byte) {
+	switch kind {
+	case "host":
+		var f struct {
+			Kind    string `json:"kind"`
+			Enabled *bool  `json:"enabled"`
+		}
+		if json.Unmarshal(b, &f) != nil || f.Enabled == nil {
+			c.sendJSON(errorFrame{"error", msgBadFrame})
+			return
+		}
+		if err := s.st.SetHost(context.Background(), c.account, c.device, *f.Enabled); err == nil {
+			s.presenceSoon(c.account)
+		}
+	case "notify":
+		var f struct {
+			Kind string `json:"kind"`
+			Body struct {
+				Kind  string `json:"kind"`
+				Count int    `json:"count"`
+			} `json:"body"`
+		}
+		if json.Unmarshal(b, &f) != nil || (f.Body.Kind != "waiting" && f.Body.Kind != "finished") || f.Body.Count < 0 || f.Body.Count > maxNotifyNote {
+			c.sendJSON(errorFrame{"error", msgBadFrame})
+			return
+		}
+		s.coalescer(c.account).add(f.Body.Kind, f.Body.Count, s.now())
+	default:
+		c.sendJSON(errorFrame{"error", msgBadFrame})
+	}
+}
+
+func (s *Server) coalescer(account string) *coalescer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.notify[account]
+	if n == nil {
+		n = &coalescer{window: s.o.NotifyWindow, fire: func(w, f int) { s.push(account, w, f) }}
+		s.notify[account] = n
+	}
+	return n
+}
+
+// push sends one generic notice to every phone of the account.
+func (s *Server) push(account string, waiting, finished int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tokens, err := s.st.PushTokens(ctx, account)
+	if err != nil {
+		s.log.Error("push tokens", "err", err)
+		return
+	}
+	title, msg := noticeText(waiting, finished)
+	for _, t := range tokens {
+		n := Notice{Platform: t.Platform, Token: t.Token, Title: title, Message: msg, Waiting: waiting, Finished: finished}
+		if err := s.o.Pusher.Push(ctx, n); err != nil {
+			s.log.Warn("push failed", "platform", t.Platform, "err", err)
+		}
+	}
+}

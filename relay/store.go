@@ -1,0 +1,355 @@
+package relay
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base32"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gatehouse/gatehouse/trust"
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver, "sqlite"
+)
+
+// The relay keeps accounts, devices, invites and push tokens in one SQLite
+// file (WAL, foreign keys on, so deleting an account or a device takes what
+// hangs off it). It never stores a frame: bodies pass through memory only.
+
+// migrations are applied in order, once each; PRAGMA user_version counts
+// them. Append only: an edited migration would leave existing relays
+// different from new ones (a test pins the ones already released).
+var migrations = []string{
+	`CREATE TABLE accounts (
+		id         TEXT PRIMARY KEY,
+		login      TEXT NOT NULL,
+		avatar_url TEXT NOT NULL DEFAULT '',
+		created_at INTEGER NOT NULL
+	);
+	CREATE TABLE devices (
+		account_id    TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+		id            TEXT NOT NULL,
+		name          TEXT NOT NULL,
+		platform      TEXT NOT NULL,
+		public_key    TEXT NOT NULL,
+		gen           TEXT NOT NULL,
+		host          INTEGER NOT NULL DEFAULT 0,
+		registered_at INTEGER NOT NULL,
+		last_seen     INTEGER NOT NULL DEFAULT 0,
+		PRIMARY KEY (account_id, id)
+	);
+	CREATE TABLE invites (
+		hash       TEXT PRIMARY KEY,
+		account_id TEXT NOT NULL,
+		login      TEXT NOT NULL,
+		expires_at INTEGER NOT NULL,
+		used_at    INTEGER
+	);
+	CREATE TABLE push_tokens (
+		account_id TEXT NOT NULL,
+		device_id  TEXT NOT NULL,
+		platform   TEXT NOT NULL,
+		token      TEXT NOT NULL,
+		created_at INTEGER NOT NULL,
+		PRIMARY KEY (account_id, device_id, token),
+		FOREIGN KEY (account_id, device_id) REFERENCES devices(account_id, id) ON DELETE CASCADE
+	);`,
+}
+
+// Limits the store enforces.
+const (
+	MaxDevices       = 10               // per account
+	maxPushTokens    = 3                // per device and platform
+	inviteLife       = 15 * time.Minute // an invite code's life
+	maxInviteAccount = 64               // bytes of an invite's account name
+)
+
+var (
+	// ErrKeyConflict: the device id is registered with another key (409).
+	ErrKeyConflict = errors.New("relay: this device id is registered with a different key")
+	// ErrTooManyDevices: the account already has MaxDevices devices.
+	ErrTooManyDevices = errors.New("relay: the account has too many devices")
+	// ErrBadInvite: the code is unknown, used or expired.
+	ErrBadInvite = errors.New("relay: invite code refused")
+)
+
+// Account is a relay account.
+type Account struct {
+	ID        string `json:"id"`
+	Login     string `json:"login"`
+	AvatarURL string `json:"avatarUrl"`
+}
+
+// Device is a device row as presence shows it.
+type Device struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Platform  string `json:"platform"`
+	PublicKey string `json:"publicKey"` // standard base64 of the X25519 key
+	Host      bool   `json:"host"`
+	Online    bool   `json:"online"`
+	LastSeen  int64  `json:"lastSeen"` // unix milliseconds, 0 if never
+	gen       string
+}
+
+// PushToken is a phone's push registration.
+type PushToken struct {
+	Device   string
+	Platform string
+	Token    string
+}
+
+// Store is the relay's database.
+type Store struct {
+	db  *sql.DB
+	now func() time.Time
+}
+
+// OpenStore opens (creating it if needed) the database at path and brings
+// its schema up to date.
+func OpenStore(path string) (*Store, error) {
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1) // rows are tiny; one connection serializes writers without SQLITE_BUSY
+	s := &Store{db: db, now: time.Now}
+	if err := s.migrate(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+func (s *Store) migrate() error {
+	var version int
+	if err := s.db.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil {
+		return fmt.Errorf("relay: database: %w", err)
+	}
+	if version > len(migrations) {
+		return fmt.Errorf("relay: the database is from a newer gatehouse (schema %d, this one knows %d)", version, len(migrations))
+	}
+	for i := version; i < len(migrations); i++ {
+		tx, err := s.db.Begin()
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(migrations[i]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("relay: migration %d: %w", i+1, err)
+		}
+		if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, i+1)); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ensureAccount creates the account if it is new and refreshes its login
+// and avatar otherwise.
+func (s *Store) ensureAccount(ctx context.Context, tx *sql.Tx, a Account) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, login, avatar_url, created_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT(id) DO UPDATE SET login = excluded.login, avatar_url = excluded.avatar_url`,
+		a.ID, a.Login, a.AvatarURL, s.now().Unix())
+	return err
+}
+
+// Register adds device d to account a (creating the account on its first
+// device). The same id with the same key keeps its row (and gen) and
+// takes the new name and platform; the same id with another key is
+// ErrKeyConflict; an 11th device is ErrTooManyDevices.
+func (s *Store) Register(ctx context.Context, a Account, d Device) (gen string, err error) {
+	return s.register(ctx, &a, "", d)
+}
+
+// RegisterInvite spends an invite code and registers d on the account it
+// names, in one transaction: a registration that fails (a 409, say) leaves
+// the code unspent for the retry.
+func (s *Store) RegisterInvite(ctx context.Context, code string, d Device) (Account, string, error) {
+	var a Account
+	gen, err := s.register(ctx, &a, code, d)
+	return a, gen, err
+}
+
+func (s *Store) register(ctx context.Context, a *Account, invite string, d Device) (gen string, err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return "", err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	if invite != "" {
+		now := s.now().Unix()
+		err = tx.QueryRowContext(ctx, `UPDATE invites SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ? RETURNING account_id, login`,
+			now, inviteHash(invite), now).Scan(&a.ID, &a.Login)
+		if errors.Is(err, sql.ErrNoRows) {
+			return "", ErrBadInvite
+		} else if err != nil {
+			return "", err
+		}
+	}
+	if err := s.ensureAccount(ctx, tx, *a); err != nil {
+		return "", err
+	}
+	var key string
+	err = tx.QueryRowContext(ctx, `SELECT public_key, gen FROM devices WHERE account_id = ? AND id = ?`, a.ID, d.ID).Scan(&key, &gen)
+	switch {
+	case err == nil && key != d.PublicKey:
+		return "", ErrKeyConflict
+	case err == nil:
+		_, err = tx.ExecContext(ctx, `UPDATE devices SET name = ?, platform = ? WHERE account_id = ? AND id = ?`, d.Name, d.Platform, a.ID, d.ID)
+	case errors.Is(err, sql.ErrNoRows):
+		var n int
+		if err = tx.QueryRowContext(ctx, `SELECT count(*) FROM devices WHERE account_id = ?`, a.ID).Scan(&n); err != nil {
+			return "", err
+		}
+		if n >= MaxDevices {
+			return "", ErrTooManyDevices
+		}
+		gen = randomText(16)
+		_, err = tx.ExecContext(ctx, `INSERT INTO devices (account_id, id, name, platform, public_key, gen, registered_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			a.ID, d.ID, d.Name, d.Platform, d.PublicKey, gen, s.now().UnixMilli())
+	}
+	if err != nil {
+		return "", err
+	}
+	return gen, tx.Commit()
+}
+
+// Account returns an account by id.
+func (s *Store) Account(ctx context.Context, id string) (Account, error) {
+	a := Account{ID: id}
+	err := s.db.QueryRowContext(ctx, `SELECT login, avatar_url FROM accounts WHERE id = ?`, id).Scan(&a.Login, &a.AvatarURL)
+	return a, err
+}
+
+// Gen returns a device's gen, and false when the device is not registered.
+func (s *Store) Gen(ctx context.Context, account, device string) (string, bool) {
+	var gen string
+	err := s.db.QueryRowContext(ctx, `SELECT gen FROM devices WHERE account_id = ? AND id = ?`, account, device).Scan(&gen)
+	return gen, err == nil
+}
+
+// Devices lists an account's devices (Online is the caller's to fill).
+func (s *Store) Devices(ctx context.Context, account string) ([]Device, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, name, platform, public_key, gen, host, last_seen FROM devices WHERE account_id = ? ORDER BY registered_at, id`, account)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Device{}
+	for rows.Next() {
+		var d Device
+		if err := rows.Scan(&d.ID, &d.Name, &d.Platform, &d.PublicKey, &d.gen, &d.Host, &d.LastSeen); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// DeleteDevice removes a device (its push tokens go with it). It reports
+// whether there was one.
+func (s *Store) DeleteDevice(ctx context.Context, account, device string) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM devices WHERE account_id = ? AND id = ?`, account, device)
+	if err != nil {
+		return false, err
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// DeleteAccount removes an account and everything it holds.
+func (s *Store) DeleteAccount(ctx context.Context, account string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM accounts WHERE id = ?`, account)
+	return err
+}
+
+// SetHost records whether a device hosts.
+func (s *Store) SetHost(ctx context.Context, account, device string, host bool) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE devices SET host = ? WHERE account_id = ? AND id = ?`, host, account, device)
+	return err
+}
+
+// Seen records that a device was last connected now.
+func (s *Store) Seen(ctx context.Context, account, device string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE devices SET last_seen = ? WHERE account_id = ? AND id = ?`, s.now().UnixMilli(), account, device)
+	return err
+}
+
+// CreateInvite makes a one-time sign-in code for the account named name:
+// 128 random bits, stored hashed, valid for 15 minutes.
+func (s *Store) CreateInvite(ctx context.Context, name string) (code string, err error) {
+	if name == "" || len(name) > maxInviteAccount || !trust.ValidDeviceID(name) {
+		return "", fmt.Errorf("relay: an account name is 1 to %d letters, digits, '.', '_' or '-'", maxInviteAccount)
+	}
+	code = randomText(16)
+	_, err = s.db.ExecContext(ctx, `INSERT INTO invites (hash, account_id, login, expires_at) VALUES (?, ?, ?, ?)`,
+		inviteHash(code), "inv:"+name, name, s.now().Add(inviteLife).Unix())
+	return code, err
+}
+
+// AddPushToken registers a push token for a device, keeping at most three
+// per platform (the oldest goes).
+func (s *Store) AddPushToken(ctx context.Context, account, device, platform, token string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO push_tokens (account_id, device_id, platform, token, created_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT DO UPDATE SET created_at = excluded.created_at`, account, device, platform, token, s.now().UnixNano()); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM push_tokens WHERE account_id = ? AND device_id = ? AND platform = ? AND token NOT IN
+		(SELECT token FROM push_tokens WHERE account_id = ? AND device_id = ? AND platform = ? ORDER BY created_at DESC LIMIT ?)`,
+		account, device, platform, account, device, platform, maxPushTokens); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// PushTokens lists an account's push tokens.
+func (s *Store) PushTokens(ctx context.Context, account string) ([]PushToken, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT device_id, platform, token FROM push_tokens WHERE account_id = ? ORDER BY device_id, created_at`, account)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []PushToken
+	for rows.Next() {
+		var p PushToken
+		if err := rows.Scan(&p.Device, &p.Platform, &p.Token); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+func inviteHash(code string) string {
+	sum := sha256.Sum256([]byte(strings.ToUpper(strings.TrimSpace(code))))
+	return hex.EncodeToString(sum[:])
+}
+
+// randomText is n random bytes as unpadded base32: easy to read aloud and type.
+func randomText(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails since Go 1.24
+	return base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b)
+}

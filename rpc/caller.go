@@ -1,0 +1,231 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+)
+
+// Caller is the device side of the protocol, for any transport: it seals
+// requests, matches replies to calls by id, and applies to replies and
+// events the same replay check the host applies to requests (a stale or
+// repeated reply fails its call at once). It asks for packed replies.
+
+// Sentences a device shows for calls that did not complete.
+var (
+	// ErrNoAnswer: no reply within the call's time, or the connection
+	// dropped after the request left. It may have run.
+	ErrNoAnswer = newError(CodeInternal, "That computer did not answer in time.")
+	// ErrStaleReply: the reply failed the replay check.
+	ErrStaleReply = newError(CodeInternal, "That computer's reply was stale or repeated. Try again.")
+	// ErrUnconfirmed: a once-method whose reply was lost twice (or could
+	// not be retried safely).
+	ErrUnconfirmed = newError(CodeInternal, "The computer did not confirm this, so it may have gone through. Check before trying again.")
+	// ErrOffline: the transport could not deliver the request; it did not run.
+	ErrOffline = newError(CodeNotRun, "That computer is not connected.")
+	// ErrNotSent: the request could not be sent; it did not run.
+	ErrNotSent = newError(CodeNotRun, "The request could not be sent. Try again.")
+)
+
+// RemoteError is a refusal the host answered with: its code and sentence.
+type RemoteError struct {
+	Code     Code
+	sentence string
+}
+
+func (e *RemoteError) Error() string    { return string(e.Code) + ": " + e.sentence }
+func (e *RemoteError) Sentence() string { return e.sentence }
+
+// CallerOptions wire a caller to a transport.
+type CallerOptions struct {
+	// Seal seals a request's plaintext for the host.
+	Seal func(plain []byte) string
+	// Open opens a sealed body from the host.
+	Open func(body string) ([]byte, error)
+	// Send hands a sealed request to the transport; ref is its id.
+	Send func(ctx context.Context, ref, body string) error
+	// OnEvent gets the host's events (checkout.changed).
+	OnEvent func(Event)
+	// Now, for tests; nil means time.Now.
+	Now func() time.Time
+}
+
+// Caller makes calls to one host.
+type Caller struct {
+	o     CallerOptions
+	guard *ReplayGuard
+
+	mu       sync.Mutex
+	pending  map[string]chan callResult
+	features map[string]bool // from host.hello; nil until asked
+}
+
+type callResult struct {
+	res Response
+	err error
+}
+
+// NewCaller makes a caller.
+func NewCaller(o CallerOptions) *Caller {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Caller{o: o, guard: NewReplayGuard(), pending: map[string]chan callResult{}}
+}
+
+// Call sends method with params and waits for the answer until ctx ends.
+// A host refusal is a *RemoteError with the host's sentence.
+func (c *Caller) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	if params == nil {
+		raw = []byte("{}")
+	}
+	req := Request{Type: "req", ID: newNonce(), Method: method, Params: raw, TS: c.o.Now().UnixMilli(), Nonce: newNonce(), Z: 1}
+	plain, _ := json.Marshal(req)
+	ch := make(chan callResult, 1)
+	c.mu.Lock()
+	c.pending[req.ID] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.pending, req.ID)
+		c.mu.Unlock()
+	}()
+	if err := c.o.Send(ctx, req.ID, c.o.Seal(plain)); err != nil {
+		return nil, ErrNotSent
+	}
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, r.err
+		}
+		if !r.res.OK {
+			return nil, &RemoteError{Code: r.res.Code, sentence: r.res.Error}
+		}
+		return r.res.Result, nil
+	case <-ctx.Done():
+		return nil, ErrNoAnswer
+	}
+}
+
+// CallOnce calls a once-method (git.commit, git.push...) under a sendId.
+// When the reply is lost it sends once more under the same id, if the host
+// dedupes (its hello lists sendId): a copy that did run answers from the
+// host's memory. If that is lost too, or the host cannot dedupe, it fails
+// with ErrUnconfirmed rather than risk running it twice. params must be a
+// JSON object; the sendId is added to it. wait bounds each attempt.
+func (c *Caller) CallOnce(ctx context.Context, method string, params map[string]any, wait time.Duration) (json.RawMessage, error) {
+	dedupes := c.supports(ctx, "sendId")
+	p := map[string]any{}
+	for k, v := range params {
+		p[k] = v
+	}
+	if dedupes {
+		p["sendId"] = newNonce()
+	}
+	for attempt := 0; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, wait)
+		out, err := c.Call(actx, method, p)
+		cancel()
+		if !errors.Is(err, ErrNoAnswer) {
+			return out, err // an answer, a refusal, or it never left
+		}
+		if !dedupes || attempt == 1 || ctx.Err() != nil {
+			return nil, ErrUnconfirmed
+		}
+	}
+}
+
+// supports asks host.hello once for the host's features.
+func (c *Caller) supports(ctx context.Context, feature string) bool {
+	c.mu.Lock()
+	f := c.features
+	c.mu.Unlock()
+	if f == nil {
+		hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		raw, err := c.Call(hctx, "host.hello", nil)
+		var h Hello
+		if err != nil || json.Unmarshal(raw, &h) != nil {
+			return false
+		}
+		f = map[string]bool{}
+		for _, x := range h.Features {
+			f[x] = true
+		}
+		c.mu.Lock()
+		c.features = f
+		c.mu.Unlock()
+	}
+	return f[feature]
+}
+
+// Deliver takes a sealed body the host sent: a reply or an event. Anything
+// that does not open, is malformed, or fails the replay check is dropped; a
+// dropped reply fails its call at once.
+func (c *Caller) Deliver(body string) {
+	sealed, err := c.o.Open(body)
+	if err != nil {
+		return
+	}
+	plain, err := Unpack(sealed)
+	if err != nil {
+		return
+	}
+	var kind struct {
+		Type string `json:"type"`
+		ID   string `json:"id"`
+	}
+	if json.Unmarshal(plain, &kind) != nil {
+		return
+	}
+	switch kind.Type {
+	case "res":
+		res, err := ParseResponse(plain)
+		if err != nil || c.guard.Check(res.TS, res.Nonce) != nil {
+			c.finish(kind.ID, callResult{err: ErrStaleReply})
+			return
+		}
+		c.finish(res.ID, callResult{res: res})
+	case "event":
+		ev, err := ParseEvent(plain)
+		if err != nil || c.guard.Check(ev.TS, ev.Nonce) != nil || c.o.OnEvent == nil {
+			return
+		}
+		c.o.OnEvent(ev)
+	}
+}
+
+// Undeliverable is the transport's word that a request never reached the
+// host (ref "": every pending call): they fail as not run.
+func (c *Caller) Undeliverable(ref string) {
+	c.mu.Lock()
+	var ids []string
+	for id := range c.pending {
+		if ref == "" || id == ref {
+			ids = append(ids, id)
+		}
+	}
+	c.mu.Unlock()
+	for _, id := range ids {
+		c.finish(id, callResult{err: ErrOffline})
+	}
+}
+
+func (c *Caller) finish(id string, r callResult) {
+	c.mu.Lock()
+	ch := c.pending[id]
+	c.mu.Unlock()
+	if ch == nil {
+		return // no such call, or it already ended: a late or repeated reply
+	}
+	select {
+	case ch <- r:
+	default:
+	}
+}
