@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Frames are WebSocket text messages holding one JSON object. The relay
@@ -38,6 +39,9 @@ type inFrame struct {
 // handler, which parses the (small) frame fully.
 func parseInFrame(b []byte) (inFrame, error) {
 	var f inFrame
+	if !utf8.Valid(b) { // a text frame is UTF-8; a device must not get bytes its JSON reader would change
+		return f, errFrameSyntax
+	}
 	s := scanner{b: b}
 	if !s.byte('{') {
 		return f, errFrameSyntax
@@ -193,7 +197,17 @@ func (s *scanner) str() ([]byte, bool) {
 		if s.i+1 >= len(s.b) {
 			return nil, false
 		}
-		s.i += 2 // the escape and the escaped byte; \u's digits are plain
+		switch s.b[s.i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			s.i += 2
+		case 'u':
+			if s.i+6 > len(s.b) || !isHex4(s.b[s.i+2:s.i+6]) {
+				return nil, false
+			}
+			s.i += 6
+		default:
+			return nil, false // not an escape JSON knows: the device's reader would refuse the frame
+		}
 	}
 	raw := s.b[start:s.i]
 	if !escaped {
@@ -257,4 +271,13 @@ func (s *scanner) skip(depth int) bool {
 		s.i = j
 		return true
 	}
+}
+
+func isHex4(b []byte) bool {
+	for _, c := range b {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }

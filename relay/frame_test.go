@@ -1,0 +1,79 @@
+package relay
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestParseInFrame(t *testing.T) {
+	for _, c := range []struct {
+		in            string
+		to, ref, kind string
+		body          string
+		err           error
+	}{
+		{in: `{"to":"d-1","body":"abc","ref":"r1"}`, to: "d-1", ref: "r1", body: `"abc"`},
+		{in: ` { "body" : "a\"b" , "to" : "d-2" } `, to: "d-2", body: `"a\"b"`},
+		{in: `{"kind":"host","enabled":true}`, kind: "host"},
+		{in: `{"kind":"notify","body":{"kind":"waiting","count":2}}`, kind: "notify"},
+		{in: `{"to":"d-1","body":"x","extra":1}`, err: errFrameField},
+		{in: `{"to":"d-1","to":"d-2","body":"x"}`, err: errFrameField},
+		{in: `{"to":5,"body":"x"}`, err: errFrameSyntax},
+		{in: `{"to":"d-1","body":"x"} trailing`, err: errFrameSyntax},
+		{in: `{"to":"d-1","body":"x`, err: errFrameSyntax},
+		{in: "{\"to\":\"d-1\",\"body\":\"a\x01b\"}", err: errFrameSyntax},
+		{in: `[1,2]`, err: errFrameSyntax},
+		{in: `{"body":"` + strings.Repeat("A", 5000) + `"}`, err: errNotAddr},
+		{in: `{"kind":"notify","body":{"kind":"waiting"},"pad":"` + strings.Repeat("A", 5000) + `"}`, err: errFrameSyntax},
+	} {
+		f, err := parseInFrame([]byte(c.in))
+		if err != c.err {
+			t.Errorf("%.60s: err %v, want %v", c.in, err, c.err)
+			continue
+		}
+		if err == nil && (f.to != c.to || f.ref != c.ref || f.kind != c.kind || (c.body != "" && string(f.body) != c.body)) {
+			t.Errorf("%.60s: got %+v", c.in, f)
+		}
+	}
+}
+
+// FuzzParseInFrame: whatever the scanner accepts as an addressed frame,
+// encoding/json reads the same way, and the frame the relay forwards is
+// valid JSON carrying the same body.
+func FuzzParseInFrame(f *testing.F) {
+	for _, s := range []string{`{"to":"d-1","body":"abc","ref":"r1"}`, `{"body":"a\\u00e9\"","to":"x"}`,
+		`{"kind":"host","enabled":false}`, `{"to":"a","body":"\\ud800"}`, `{"to":"a","body":"\t"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fr, err := parseInFrame(b)
+		if err != nil || fr.kind != "" || fr.to == "" {
+			return
+		}
+		var std struct {
+			To   *string `json:"to"`
+			Body *string `json:"body"`
+			Ref  *string `json:"ref"`
+		}
+		if e := json.Unmarshal(b, &std); e != nil {
+			t.Fatalf("the scanner accepted what encoding/json refuses: %q: %v", b, e)
+		}
+		if std.To == nil || *std.To != fr.to || std.Ref != nil && *std.Ref != fr.ref {
+			t.Fatalf("to/ref differ: %q: %+v vs %+v", b, fr, std)
+		}
+		if fr.body == nil {
+			return
+		}
+		out := forwardFrame(nil, "from-1", "to-1", fr.body)
+		var fwd struct {
+			From, To, Body string
+		}
+		if e := json.Unmarshal(out, &fwd); e != nil {
+			t.Fatalf("the forwarded frame is not JSON: %q: %v", out, e)
+		}
+		if std.Body == nil || fwd.Body != *std.Body {
+			t.Fatalf("the body changed on the way: %q", b)
+		}
+	})
+}
