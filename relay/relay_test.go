@@ -283,6 +283,28 @@ func fakeGitHub(t *testing.T, clientID, clientSecret string, tokens map[string]i
 		_ = json.NewEncoder(w).Encode(map[string]any{"app": map[string]any{"client_id": clientID},
 			"user": map[string]any{"id": uid, "login": "octo", "avatar_url": "https://avatars.example/u/1"}})
 	})
+	// The device flow a person completes in the browser: the first poll is
+	// pending, the second gets the token of user 42.
+	var polls atomic.Int32
+	mux.HandleFunc("POST /login/device/code", func(w http.ResponseWriter, r *http.Request) {
+		if r.FormValue("client_id") != clientID {
+			http.Error(w, "bad client", http.StatusBadRequest)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"device_code": "dc-1", "user_code": "ABCD-1234",
+			"verification_uri": "https://github.example/login/device", "expires_in": 60, "interval": 1})
+	})
+	mux.HandleFunc("POST /login/oauth/access_token", func(w http.ResponseWriter, r *http.Request) {
+		if r.FormValue("device_code") != "dc-1" || r.FormValue("grant_type") != "urn:ietf:params:oauth:grant-type:device_code" {
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "incorrect_device_code"})
+			return
+		}
+		if polls.Add(1) == 1 {
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "authorization_pending"})
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]string{"access_token": "gho_good", "token_type": "bearer"})
+	})
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
 	return hs.URL
@@ -297,8 +319,13 @@ func TestGitHubSignIn(t *testing.T) {
 	if err != nil || len(cfg.Providers) != 2 || cfg.GitHub.ClientID != "Iv1.app" {
 		t.Fatalf("config: %+v %v", cfg, err)
 	}
+	var shown string
+	token, err := DeviceFlow(context.Background(), http.DefaultClient, api, cfg.GitHub.ClientID, func(code, uri string) { shown = code + " " + uri })
+	if err != nil || token != "gho_good" || shown != "ABCD-1234 https://github.example/login/device" {
+		t.Fatalf("device flow: %q %q %v", token, shown, err)
+	}
 	id := OpenIdentity(t.TempDir())
-	p, err := id.SignIn(context.Background(), http.DefaultClient, r.url, "laptop", "linux", "github", "gho_good")
+	p, err := id.SignIn(context.Background(), http.DefaultClient, r.url, "laptop", "linux", "github", token)
 	if err != nil || p.Account.ID != "gh:42" || p.Account.Login != "octo" {
 		t.Fatalf("github sign-in: %+v %v", p, err)
 	}

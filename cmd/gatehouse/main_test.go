@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,6 +52,34 @@ func TestScripts(t *testing.T) {
 				ts.Check(err)
 				lines := strings.SplitAfter(string(data), "\n")
 				ts.Check(os.WriteFile(p, []byte(lines[0]+strings.Join(lines[2:], "")), 0o600))
+			},
+			// waitfile FILE waits up to 20 s for FILE to exist (a background
+			// command's ready file).
+			"waitfile": func(ts *testscript.TestScript, neg bool, args []string) {
+				deadline := time.Now().Add(20 * time.Second)
+				for {
+					if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+						return
+					}
+					if time.Now().After(deadline) {
+						ts.Fatalf("%s did not appear", args[0])
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			},
+			// envfrom NAME FILE [REGEXP] sets $NAME to FILE's first line, or to
+			// the first group REGEXP matches in FILE.
+			"envfrom": func(ts *testscript.TestScript, neg bool, args []string) {
+				data := ts.ReadFile(args[1])
+				v := strings.TrimSpace(strings.SplitN(data, "\n", 2)[0])
+				if len(args) == 3 {
+					m := regexp.MustCompile(args[2]).FindStringSubmatch(data)
+					if m == nil {
+						ts.Fatalf("%s does not match %s", args[1], args[2])
+					}
+					v = m[1]
+				}
+				ts.Setenv(args[0], v)
 			},
 			"mknul": func(ts *testscript.TestScript, neg bool, args []string) {
 				ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.Join(args[1:], "\x00")+"\x00"), 0o644))

@@ -124,7 +124,17 @@ func Dial(ctx context.Context, id *relay.Identity, hostID string, logger *slog.L
 		d.runErr = d.client.Run(runCtx)
 		close(d.done)
 	}()
-	if err := d.client.WaitConnected(ctx); err != nil {
+	wctx, stop := context.WithCancel(ctx)
+	go func() { // a client that signs out stops waiting at once
+		select {
+		case <-d.done:
+		case <-wctx.Done():
+		}
+		stop()
+	}()
+	err = d.client.WaitConnected(wctx)
+	stop()
+	if err != nil {
 		d.Close()
 		if errors.Is(d.runErr, relay.ErrSignedOut) {
 			return nil, d.runErr

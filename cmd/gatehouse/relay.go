@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gatehouse/gatehouse/internal/atomicfile"
+	"github.com/gatehouse/gatehouse/relay"
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+func init() {
+	register(&command{
+		name:    "relay",
+		summary: "run a relay that forwards sealed frames between devices",
+		usage:   "[--listen ADDR] [--data DIR] [--tls-cert FILE --tls-key FILE] [--github-client-id ID] [--push-webhook URL]",
+		help: `Runs a relay: devices sign in to it (by invite, or with GitHub), see which of
+their devices are online, and send each other frames that are sealed end to end.
+The relay sees device ids, sizes and timing, never content: it cannot open a
+frame, and it cannot make a host obey a device the person at that host did not
+grant.
+
+Sign-in is by invite (run 'gatehouse relay invite --account NAME' and give the
+code to the person signing in), and also by GitHub when --github-client-id is
+set: the client secret of that OAuth app is read from the environment variable
+GATEHOUSE_GITHUB_CLIENT_SECRET, never from the command line.
+
+Serve it over TLS with --tls-cert and --tls-key, or behind a TLS proxy on this
+machine (then --listen on a loopback address and --proxy-header X-Forwarded-For).
+Devices refuse a plain http relay unless it is on their own machine.
+
+It keeps its database (SQLite) and the secret that signs tokens in --data
+(default: the state folder's "relay" folder). Logs go to standard error;
+metrics are at /metrics and health at /healthz. SIGINT or SIGTERM stop it
+gracefully, closing every socket with a normal code.`,
+		setup: setupRelay,
+	})
+	register(&command{
+		name:    "relay invite",
+		summary: "make a one-time sign-in code for a relay account",
+		usage:   "--account NAME [--data DIR]",
+		help: `Prints a one-time code that signs one device in to the relay's account NAME
+(made on first use). The code is 128 random bits, valid for 15 minutes and for
+one sign-in, and stored only as a hash. Run it on the relay's machine, with the
+same --data as the relay; the relay need not be stopped.
+
+The person signing in runs: gatehouse login --relay URL --invite CODE`,
+		setup: setupRelayInvite,
+	})
+}
+
+func relayDataDir(flagValue string) (string, error) {
+	if flagValue != "" {
+		return flagValue, nil
+	}
+	state, err := trust.DefaultDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(state, "relay"), nil
+}
+
+func setupRelay(fs *flag.FlagSet) func(*env, []string) int {
+	listen := fs.String("listen", "", "address to listen on (default 127.0.0.1:8080, or :8443 with TLS)")
+	data := fs.String("data", "", "folder for the database and the token secret")
+	cert := fs.String("tls-cert", "", "TLS certificate file (PEM)")
+	key := fs.String("tls-key", "", "TLS key file (PEM)")
+	ghID := fs.String("github-client-id", "", "offer GitHub sign-in through this OAuth app (secret in $GATEHOUSE_GITHUB_CLIENT_SECRET)")
+	ghAPI := fs.String("github-api", "https://api.github.com", "GitHub's API base URL")
+	webhook := fs.String("push-webhook", "", "POST push notices (counts only) to this URL; default: log them")
+	proxy := fs.String("proxy-header", "", "take the client address from this header when the peer is a loopback proxy")
+	ready := fs.String("ready-file", "", "write the relay's URL to this file once it listens (for scripts)")
+	debug := fs.Bool("debug", false, "log each connection")
+	return func(e *env, args []string) int {
+		c := named("relay")
+		if len(args) > 0 {
+			return usageError(e, c, "unexpected argument %q", args[0])
+		}
+		if (*cert == "") != (*key == "") {
+			return usageError(e, c, "--tls-cert and --tls-key go together")
+		}
+		dir, err := relayDataDir(*data)
+		if err == nil {
+			err = os.MkdirAll(dir, 0o700)
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "gatehouse relay: %v\n", err)
+			return exitUsage
+		}
+		level := slog.LevelInfo
+		if *debug {
+			level = slog.LevelDebug
+		}
+		logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+		opts, closeStore, err := relayOptions(e, dir, *ghID, *ghAPI, *webhook, *proxy, logger)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "gatehouse relay: %v\n", err)
+			return exitUsage
+		}
+		defer closeStore()
+		srv, err := relay.New(opts)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "gatehouse relay: %v\n", err)
+			return exitUsage
+		}
+		addr := *listen
+		if addr == "" {
+			addr = "127.0.0.1:8080"
+			if *cert != "" {
+				addr = ":8443"
+			}
+		}
+		return serveRelay(e, srv, logger, addr, *cert, *key, *ready)
+	}
+}
+
+func relayOptions(e *env, dir, ghID, ghAPI, webhook, proxy string, logger *slog.Logger) (relay.Options, func(), error) {
+	secret, err := relay.LoadSecret(filepath.Join(dir, "token-secret"))
+	if err != nil {
+		return relay.Options{}, nil, err
+	}
+	st, err := relay.OpenStore(filepath.Join(dir, "relay.db"))
+	if err != nil {
+		return relay.Options{}, nil, err
+	}
+	o := relay.Options{Store: st, Secret: secret, Logger: logger, ProxyHeader: proxy}
+	if ghID != "" {
+		sec := e.getenv("GATEHOUSE_GITHUB_CLIENT_SECRET")
+		if sec == "" {
+			st.Close()
+			return o, nil, errors.New("--github-client-id needs the app's client secret in GATEHOUSE_GITHUB_CLIENT_SECRET")
+		}
+		o.GitHub = &relay.GitHubApp{ClientID: ghID, ClientSecret: sec, APIBase: ghAPI}
+	}
+	if webhook != "" {
+		o.Pusher = &relay.WebhookPusher{URL: webhook}
+	}
+	return o, func() { st.Close() }, nil
+}
+
+func serveRelay(e *env, srv *relay.Server, logger *slog.Logger, addr, cert, key, ready string) int {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gatehouse relay: %v\n", err)
+		return exitUsage
+	}
+	scheme := "http"
+	if cert != "" {
+		scheme = "https"
+	}
+	url := scheme + "://" + l.Addr().String()
+	if host, _, _ := net.SplitHostPort(l.Addr().String()); scheme == "http" && !net.ParseIP(host).IsLoopback() {
+		logger.Warn("serving plain http on a non-loopback address: devices will refuse it; use --tls-cert/--tls-key or a TLS proxy")
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug)}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	done := make(chan error, 1)
+	go func() {
+		if cert != "" {
+			done <- hs.ServeTLS(l, cert, key)
+		} else {
+			done <- hs.Serve(l)
+		}
+	}()
+	logger.Info("relay listening", "url", url)
+	if ready != "" {
+		if err := atomicfile.Write(ready, []byte(url+"\n"), 0o600); err != nil {
+			logger.Error("ready file", "err", err)
+		}
+	}
+	select {
+	case err := <-done:
+		fmt.Fprintf(e.stderr, "gatehouse relay: %v\n", err)
+		return exitUsage
+	case <-ctx.Done():
+	}
+	logger.Info("stopping: closing sockets")
+	srv.Shutdown()
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(sctx)
+	return exitOK
+}
+
+func setupRelayInvite(fs *flag.FlagSet) func(*env, []string) int {
+	account := fs.String("account", "", "the account the code signs in to")
+	data := fs.String("data", "", "the relay's data folder")
+	return func(e *env, args []string) int {
+		c := named("relay invite")
+		if *account == "" || len(args) > 0 {
+			return usageError(e, c, "name the account with --account NAME")
+		}
+		dir, err := relayDataDir(*data)
+		if err == nil {
+			err = os.MkdirAll(dir, 0o700)
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "gatehouse relay invite: %v\n", err)
+			return exitUsage
+		}
+		st, err := relay.OpenStore(filepath.Join(dir, "relay.db"))
+		if err != nil {
+			fmt.Fprintf(e.stderr, "gatehouse relay invite: %v\n", err)
+			return exitUsage
+		}
+		defer st.Close()
+		code, err := st.CreateInvite(context.Background(), *account)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "gatehouse relay invite: %v\n", strings.TrimPrefix(err.Error(), "relay: "))
+			return exitUsage
+		}
+		fmt.Fprintln(e.stdout, code)
+		fmt.Fprintf(e.stderr, "One sign-in to account %q, valid for 15 minutes:\n  gatehouse login --relay URL --invite %s\n", *account, code)
+		return exitOK
+	}
+}

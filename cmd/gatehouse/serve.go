@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/gatehouse/gatehouse/fsguard"
+	"github.com/gatehouse/gatehouse/gate"
+	"github.com/gatehouse/gatehouse/relay"
+	"github.com/gatehouse/gatehouse/relay/link"
+	"github.com/gatehouse/gatehouse/rpc"
+	"github.com/gatehouse/gatehouse/rpc/methods"
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+func init() {
+	register(&command{
+		name:    "serve",
+		summary: "serve checkouts to your devices",
+		usage:   "--relay URL [PATH...]",
+		help: `Serves the checkouts named (default: the current folder) to your devices.
+
+With --relay, this computer answers the devices of its relay account
+('gatehouse login --relay URL' first): every request and reply is sealed end to
+end, so the relay sees device ids, sizes and timing, never content. A device
+gets an answer only while it is in the account's presence and only with a grant
+this computer gave it for the key it shows now ('gatehouse devices grant').
+
+What a device may do is decided here, for every request: its grant (view,
+control, full), and the switch 'Full access for remote devices' (gatehouse
+access; off by default: git runs with the repository's hooks, filters,
+drivers and transports switched off, and editing files is refused). Every
+request is written to the request log ('gatehouse log').
+
+Stop with Ctrl-C.`,
+		setup: setupServe,
+	})
+}
+
+// hostOptions builds what every transport's host shares: the methods, the
+// served checkouts, grants and the switch from the state folder, the
+// request log, and worktrees made through gatehouse remembered there.
+func hostOptions(store *trust.Store, paths []string, logger *slog.Logger) (rpc.HostOptions, func(), error) {
+	reg := rpc.NewRegistry()
+	if err := methods.Register(reg); err != nil {
+		return rpc.HostOptions{}, nil, err
+	}
+	home, _ := os.UserHomeDir()
+	targets := rpc.NewTargets(fsguard.Options{Home: home, StateDir: store.Dir()}, gate.Options{})
+	served := map[string]bool{}
+	for _, p := range paths {
+		t, err := targets.Add(p, trust.Served, "")
+		if err != nil {
+			targets.Close()
+			return rpc.HostOptions{}, nil, fmt.Errorf("%s: %w", p, err)
+		}
+		served[t.ID] = true
+	}
+	for _, t := range store.Targets() { // worktrees made earlier for a device, of a checkout served now
+		if t.Kind == trust.Worktree && served[t.Parent] {
+			_, _ = targets.Add(t.Path, trust.Worktree, t.Parent)
+		}
+	}
+	log, err := rpc.OpenRequestLog(store.Dir())
+	if err != nil {
+		targets.Close()
+		return rpc.HostOptions{}, nil, err
+	}
+	o := rpc.HostOptions{Registry: reg, Targets: targets, Grants: store, FullAccess: store.FullAccess, Log: log,
+		Version: version, Logger: logger,
+		Remember: func(kind trust.TargetKind, id, path, parent string) {
+			if path == "" {
+				_ = store.RemoveTarget(id)
+			} else {
+				_, _ = store.AddTarget(path, kind, parent)
+			}
+		}}
+	return o, func() { log.Close(); targets.Close() }, nil
+}
+
+func setupServe(fs *flag.FlagSet) func(*env, []string) int {
+	relayURL := fs.String("relay", "", "answer devices through this relay")
+	return func(e *env, args []string) int {
+		c := named("serve")
+		if *relayURL == "" {
+			return usageError(e, c, "name the relay with --relay URL (serving on a LAN address is not in this version)")
+		}
+		if len(args) == 0 {
+			args = []string{"."}
+		}
+		id, store, code := identity(e)
+		if id == nil {
+			return code
+		}
+		p := id.Profile()
+		if u, err := relay.CheckURL(*relayURL); err != nil {
+			return usageError(e, c, "%s", trimRelay(err))
+		} else if _, err := id.Token(); err != nil || p.URL != u.String() {
+			fmt.Fprintf(e.stderr, "gatehouse serve: this computer is not signed in to %s; run 'gatehouse login --relay %s' first\n", *relayURL, *relayURL)
+			return exitUsage
+		}
+		logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		ho, closeHost, err := hostOptions(store, args, logger)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "gatehouse serve: %v\n", err)
+			return exitUsage
+		}
+		defer closeHost()
+		key, _ := id.Key()
+		fmt.Fprintf(e.stdout, "Serving %d checkout(s) through %s as %s (key fingerprint %s).\n",
+			len(ho.Targets.All()), p.URL, p.DeviceID, trust.Fingerprint(key.PublicKey().Bytes()))
+		fmt.Fprintln(e.stdout, "Allow a device with 'gatehouse devices grant ID view|control|full'. Stop with Ctrl-C.")
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		err = link.Serve(ctx, id, ho, logger)
+		switch {
+		case errors.Is(err, relay.ErrSignedOut):
+			fmt.Fprintln(e.stderr, "gatehouse serve: this device was signed out of the relay (removed from the account); run 'gatehouse login' again")
+			return exitFound
+		case err != nil && ctx.Err() == nil:
+			fmt.Fprintf(e.stderr, "gatehouse serve: %v\n", err)
+			return exitFound
+		}
+		fmt.Fprintln(e.stdout, "Stopped.")
+		return exitOK
+	}
+}
