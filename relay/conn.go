@@ -149,13 +149,17 @@ func (c *conn) close(code int, reason string) {
 	_ = c.ws.Close()
 }
 
+// readBufs are the buffers frames are read into, shared by every socket:
+// an idle socket holds none, and a large frame does not cost a fresh
+// allocation (and its clearing) each time.
+var readBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 // readLoop reads frames until the socket ends, then leaves the hub.
 func (c *conn) readLoop() {
 	defer func() {
 		c.close(0, "")
 		c.s.leave(c)
 	}()
-	buf := new(bytes.Buffer)
 	for {
 		_ = c.ws.SetReadDeadline(time.Now().Add(idleWait))
 		typ, r, err := c.ws.NextReader()
@@ -166,14 +170,16 @@ func (c *conn) readLoop() {
 			c.s.m.dropped.WithLabelValues("bad_frame").Inc()
 			continue
 		}
+		buf := readBufs.Get().(*bytes.Buffer)
 		buf.Reset()
-		if _, err := buf.ReadFrom(r); err != nil {
-			return // over the read limit, or the socket broke
+		_, err = buf.ReadFrom(r)
+		if err == nil {
+			c.s.m.bytes.WithLabelValues("in").Add(float64(buf.Len()))
+			c.s.handleFrame(c, buf.Bytes()) // copies what it keeps
 		}
-		c.s.m.bytes.WithLabelValues("in").Add(float64(buf.Len()))
-		c.s.handleFrame(c, buf.Bytes())
-		if buf.Cap() > 8<<10 { // a large frame's buffer is not kept by an idle socket
-			buf = new(bytes.Buffer)
+		readBufs.Put(buf)
+		if err != nil {
+			return // over the read limit, or the socket broke
 		}
 	}
 }

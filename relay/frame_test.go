@@ -77,3 +77,29 @@ func FuzzParseInFrame(f *testing.F) {
 		}
 	})
 }
+
+// special finds the same byte as a plain loop, wherever it sits.
+func TestSpecialMatchesAPlainLoop(t *testing.T) {
+	plain := func(b []byte) int {
+		for i, c := range b {
+			if c == '"' || c == '\\' || c < 0x20 {
+				return i
+			}
+		}
+		return -1
+	}
+	base := []byte(strings.Repeat("AbC+/=9z", 8))
+	for n := 0; n <= len(base); n++ {
+		for at := -1; at < n; at++ {
+			for _, c := range []byte{'"', '\\', 0, 0x1f, 0x20, 0x21, 0x7f, 0xff, '!', '#', '[', ']'} {
+				b := append([]byte(nil), base[:n]...)
+				if at >= 0 {
+					b[at] = c
+				}
+				if got, want := special(b), plain(b); got != want {
+					t.Fatalf("special(%q) = %d, want %d", b, got, want)
+				}
+			}
+		}
+	}
+}

@@ -65,7 +65,14 @@ type Options struct {
 	Logger      *slog.Logger
 	// NowForTest replaces the clock (token times, rate limits).
 	NowForTest func() time.Time
+	// FrameLimitForTest replaces the per-socket frame rate (20/s, burst
+	// 100), for the forwarding benchmark, which measures the relay rather
+	// than its limit.
+	FrameLimitForTest *FrameLimit
 }
+
+// FrameLimit is a token bucket's rate (a second) and burst.
+type FrameLimit struct{ Rate, Burst float64 }
 
 // Server is a relay: sign-in, devices, tokens, presence and forwarding.
 type Server struct {
@@ -80,6 +87,8 @@ type Server struct {
 	upgrader websocket.Upgrader
 
 	authIP, authAll, api *keyedLimiter
+
+	frames FrameLimit
 
 	mu       sync.Mutex
 	notify   map[string]*coalescer
@@ -112,6 +121,10 @@ func New(o Options) (*Server, error) {
 	s := &Server{o: o, st: o.Store, sign: sign, hub: local, sockets: local, m: newMetrics(), log: o.Logger,
 		authIP: perMinute(authPerIP, maxLimiterKeys), authAll: perMinute(authOverall, 1),
 		api: perMinute(apiPerAccount, maxLimiterKeys), notify: map[string]*coalescer{}, presents: map[string]bool{}}
+	s.frames = FrameLimit{frameRate, frameBurst}
+	if o.FrameLimitForTest != nil {
+		s.frames = *o.FrameLimitForTest
+	}
 	s.upgrader = websocket.Upgrader{
 		ReadBufferSize:  readBuffer,
 		WriteBufferPool: &sync.Pool{},
@@ -508,7 +521,7 @@ type errorFrame struct {
 func (s *Server) handleFrame(c *conn, b []byte) {
 	if string(b) == "ping" {
 		s.m.frames.WithLabelValues("ping").Inc()
-		if c.rate.allow(s.now(), frameRate, frameBurst) {
+		if c.rate.allow(s.now(), s.frames.Rate, s.frames.Burst) {
 			p := getFrame()
 			*p = append(*p, "pong"...)
 			c.send(p)
@@ -516,7 +529,7 @@ func (s *Server) handleFrame(c *conn, b []byte) {
 		return
 	}
 	f, err := parseInFrame(b)
-	if !c.rate.allow(s.now(), frameRate, frameBurst) {
+	if !c.rate.allow(s.now(), s.frames.Rate, s.frames.Burst) {
 		s.m.rateLimited.WithLabelValues("frames").Inc()
 		if err == nil && f.to != "" && trust.ValidDeviceID(f.to) && validRef(f.ref) {
 			s.m.undeliverble.WithLabelValues("rate").Inc()

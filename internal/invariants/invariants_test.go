@@ -68,6 +68,7 @@ var mayStartProcesses = map[string]string{
 	"gate":             "the one runner for git",
 	"internal/gittest": "builds fixture repositories with plain git, for tests only",
 	"regress":          "reproduces each exploit with plain git, to prove it fires",
+	"bench/relay":      "starts itself as the relay under test, so the devices run in another process",
 }
 
 func TestOnlyGateStartsProcesses(t *testing.T) {
