@@ -270,3 +270,26 @@ func TestTokenIsRefreshedWhenLessThanAWeekIsLeft(t *testing.T) {
 	}
 	_ = strings.TrimSpace
 }
+
+// A user action while the client waits out a backoff connects at once.
+func TestKickConnectsDuringABackoff(t *testing.T) {
+	r := startRelay(t, nil)
+	d := r.signIn("alice", "laptop")
+	r.stop()
+	c, _ := startClient(t, d, false, ClientOptions{BackoffUnit: time.Second})
+	// Attempts come at 0, 0.75-1.25 s, 2.25-3.75 s, then not before 5.25 s:
+	// between 3.75 and 5.25 s the client is surely waiting.
+	time.Sleep(4 * time.Second)
+	r.start()
+	time.Sleep(500 * time.Millisecond)
+	if r.srv.hub.get(d.profile.Account.ID, d.profile.DeviceID) != nil {
+		t.Fatal("the client connected on its own: the test did not catch it waiting")
+	}
+	start := time.Now()
+	if err := c.WaitConnected(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(start); waited > 500*time.Millisecond {
+		t.Fatalf("the kick waited %v: the backoff was not cut short", waited)
+	}
+}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/gatehouse/gatehouse/fsguard"
 	"github.com/gatehouse/gatehouse/gate"
+	"github.com/gatehouse/gatehouse/relay"
+	"github.com/gatehouse/gatehouse/trust"
 )
 
 func init() {
@@ -78,6 +80,14 @@ func runDoctor(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "  %s  %-7s key %s  %s\n", id, g.Grant, g.Fingerprint, g.Name)
 	}
 	fmt.Fprintf(e.stdout, "served folders: %d\n", len(store.Targets()))
+	id := relay.OpenIdentity(store.Dir())
+	if p := id.Profile(); p.URL == "" {
+		fmt.Fprintln(e.stdout, "relay: not signed in")
+	} else if _, err := id.Token(); err != nil {
+		fmt.Fprintf(e.stdout, "relay: signed out of %s (gatehouse login --relay %s)\n", p.URL, p.URL)
+	} else if key, err := id.Key(); err == nil {
+		fmt.Fprintf(e.stdout, "relay: %s as %s, device %s, key %s\n", p.URL, p.Account.Login, p.DeviceID, trust.Fingerprint(key.PublicKey().Bytes()))
+	}
 	if code == exitOK {
 		fmt.Fprintln(e.stdout, "ok")
 	}
