@@ -754,3 +754,16 @@ func TestMigrationsAreAppendOnly(t *testing.T) {
 		t.Fatalf("journal mode %q", mode)
 	}
 }
+
+func TestAccountCallRateLimit(t *testing.T) {
+	r := startRelay(t, nil)
+	d := r.signIn("alice", "laptop")
+	codes := map[int]int{}
+	for range apiPerAccount + 1 {
+		code, _ := getJSON(t, r, "GET", "/v1/devices", d.token, nil)
+		codes[code]++
+	}
+	if codes[200] != apiPerAccount || codes[429] != 1 {
+		t.Fatalf("answers: %v", codes)
+	}
+}
