@@ -217,6 +217,11 @@ func (c *Caller) Undeliverable(ref string) {
 	}
 }
 
+// Lost is the transport's word that a request left but its reply will not
+// come (the connection broke after the request was sent): the call fails
+// as unanswered, which a once-method may retry under its sendId.
+func (c *Caller) Lost(ref string) { c.finish(ref, callResult{err: ErrNoAnswer}) }
+
 func (c *Caller) finish(id string, r callResult) {
 	c.mu.Lock()
 	ch := c.pending[id]

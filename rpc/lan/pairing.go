@@ -1,0 +1,287 @@
+package lan
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"sync"
+	"time"
+
+	"github.com/gatehouse/gatehouse/rpc"
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+// Pairing limits (seed, page 15).
+const (
+	MaxDevices     = 3
+	helloPerMinute = 10
+	maxFailures    = 20               // failed hellos before the link is replaced
+	decisionWait   = 50 * time.Second // a hello waits this long for the person at the computer
+)
+
+// Device is a paired device. Its key lives in memory only and ends with
+// serve.
+type Device struct {
+	ID       string      `json:"id"`
+	Name     string      `json:"name"`
+	Grant    trust.Grant `json:"grant"`
+	Paired   time.Time   `json:"paired"`
+	LastSeen time.Time   `json:"lastSeen"`
+	key      rpc.Key
+}
+
+// Request is a device waiting to be allowed.
+type Request struct {
+	ID   string    `json:"id"`
+	Name string    `json:"name"` // what the page says it is (its browser)
+	From string    `json:"from"` // its address
+	At   time.Time `json:"at"`
+	done chan decision
+}
+
+type decision struct {
+	allow bool
+	grant trust.Grant
+}
+
+// Status is what the person at the computer sees.
+type Status struct {
+	Link     string    `json:"link"`
+	Kind     Kind      `json:"kind"`
+	Devices  []Device  `json:"devices"`
+	Request  *Request  `json:"request"`
+	Warning  string    `json:"warning,omitempty"`
+	Revision int       `json:"revision"`
+	Started  time.Time `json:"started"`
+}
+
+// Pairing is the link, the waiting request and the paired devices.
+type Pairing struct {
+	mu       sync.Mutex
+	base     string // http://addr:port/
+	kind     Kind
+	linkID   string
+	linkKey  rpc.Key
+	guard    *rpc.ReplayGuard
+	devices  map[string]*Device
+	pending  *Request
+	hellos   []time.Time // attempts in the last minute
+	failures int
+	warning  string
+	revision int
+	changed  chan struct{}
+	started  time.Time
+	onRevoke func(id string)
+
+	decisionWaitForTest time.Duration
+}
+
+func newPairing(base string, kind Kind) *Pairing {
+	p := &Pairing{base: base, kind: kind, devices: map[string]*Device{}, changed: make(chan struct{}), started: time.Now()}
+	p.rotateLocked()
+	return p
+}
+
+func randomKey() rpc.Key {
+	var k rpc.Key
+	_, _ = rand.Read(k[:])
+	return k
+}
+
+func randomID(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// rotateLocked makes a new link: a new id and key, so the old QR code pairs
+// nothing more.
+func (p *Pairing) rotateLocked() {
+	p.linkID, p.linkKey, p.guard = randomID(12), randomKey(), rpc.NewReplayGuard()
+	p.failures = 0
+	p.bumpLocked()
+}
+
+func (p *Pairing) bumpLocked() {
+	p.revision++
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// Link is the pairing link, key included (never logged).
+func (p *Pairing) Link() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.base + "#" + p.linkID + "." + base64.RawURLEncoding.EncodeToString(p.linkKey[:])
+}
+
+// Rotate replaces the link (a new QR code) without touching paired devices.
+func (p *Pairing) Rotate() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rotateLocked()
+}
+
+// Status is a snapshot, and Changed a channel closed at the next change.
+func (p *Pairing) Status() (Status, <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := Status{Link: p.base + "#" + p.linkID + "." + base64.RawURLEncoding.EncodeToString(p.linkKey[:]), Kind: p.kind,
+		Devices: []Device{}, Warning: p.warning, Revision: p.revision, Started: p.started}
+	for _, d := range p.devices {
+		s.Devices = append(s.Devices, *d)
+	}
+	if p.pending != nil {
+		r := *p.pending
+		s.Request = &r
+	}
+	return s, p.changed
+}
+
+// Decide allows (with a grant) or denies the waiting request.
+func (p *Pairing) Decide(requestID string, allow bool, g trust.Grant) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pending == nil || (requestID != "" && p.pending.ID != requestID) || (allow && g == trust.None) {
+		return false
+	}
+	select {
+	case p.pending.done <- decision{allow, g}:
+	default:
+		return false
+	}
+	return true
+}
+
+// Revoke unpairs a device.
+func (p *Pairing) Revoke(id string) bool {
+	p.mu.Lock()
+	_, ok := p.devices[id]
+	delete(p.devices, id)
+	if ok {
+		p.bumpLocked()
+	}
+	f := p.onRevoke
+	p.mu.Unlock()
+	if ok && f != nil {
+		f(id)
+	}
+	return ok
+}
+
+// GrantFor is the grant of a paired device presenting its key (the host's
+// Grants).
+func (p *Pairing) GrantFor(id, fp string) trust.Grant {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if d := p.devices[id]; d != nil && trust.Fingerprint(d.key[:]) == fp {
+		return d.Grant
+	}
+	return trust.None
+}
+
+// device returns a paired device's key, marking it seen.
+func (p *Pairing) device(id string) (rpc.Key, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d := p.devices[id]
+	if d == nil {
+		return rpc.Key{}, false
+	}
+	d.LastSeen = time.Now()
+	return d.key, true
+}
+
+// helloAllowed counts an attempt against the per-minute limit.
+func (p *Pairing) helloAllowed(now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	kept := p.hellos[:0]
+	for _, t := range p.hellos {
+		if now.Sub(t) < time.Minute {
+			kept = append(kept, t)
+		}
+	}
+	p.hellos = kept
+	if len(p.hellos) >= helloPerMinute {
+		return false
+	}
+	p.hellos = append(p.hellos, now)
+	return true
+}
+
+// failed counts a failed hello; the 20th replaces the link.
+func (p *Pairing) failed() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failures++
+	if p.failures >= maxFailures {
+		p.rotateLocked()
+		p.warning = "20 pairing attempts failed, so the link was replaced. Someone on this network may be trying to pair; pair only devices you hold."
+		p.bumpLocked()
+	}
+}
+
+// current returns the link's id, key and replay guard.
+func (p *Pairing) current() (string, rpc.Key, *rpc.ReplayGuard) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.linkID, p.linkKey, p.guard
+}
+
+// hello is the pairing handshake's wait: it registers the request, waits
+// for the person at the computer (or ctx, or 50 s), and on allow makes the
+// device and replaces the link.
+func (p *Pairing) hello(ctx context.Context, name, from string) (*Device, string) {
+	p.mu.Lock()
+	switch {
+	case len(p.devices) >= MaxDevices:
+		p.mu.Unlock()
+		return nil, "This computer already has 3 paired devices. Unpair one there first."
+	case p.pending != nil:
+		p.mu.Unlock()
+		return nil, "Another device is waiting to be allowed on this computer. Try again in a minute."
+	}
+	req := &Request{ID: randomID(8), Name: name, From: from, At: time.Now(), done: make(chan decision, 1)}
+	p.pending = req
+	p.bumpLocked()
+	p.mu.Unlock()
+
+	var d decision
+	decided := false
+	timer := time.NewTimer(p.wait())
+	defer timer.Stop()
+	select {
+	case d = <-req.done:
+		decided = true
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pending = nil
+	p.bumpLocked()
+	switch {
+	case !decided:
+		return nil, "Nobody allowed this device on the computer in time. Scan the code there again."
+	case !d.allow:
+		return nil, "The computer did not allow this device."
+	}
+	if len(p.devices) >= MaxDevices {
+		return nil, "This computer already has 3 paired devices. Unpair one there first."
+	}
+	dev := &Device{ID: "lan-" + randomID(9), Name: name, Grant: d.grant, Paired: time.Now(), LastSeen: time.Now(), key: randomKey()}
+	p.devices[dev.ID] = dev
+	p.rotateLocked() // a link pairs one device
+	return dev, ""
+}
+
+// wait is how long a hello waits for a decision.
+func (p *Pairing) wait() time.Duration {
+	if p.decisionWaitForTest > 0 {
+		return p.decisionWaitForTest
+	}
+	return decisionWait
+}
+
+func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
