@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/relay"
+	"github.com/gatehouse/gatehouse/rpc/lan"
 	"github.com/gatehouse/gatehouse/trust"
 )
 
@@ -25,6 +26,35 @@ or full. A grant is bound to the key the device had when it was granted; a
 device whose key changed shows "key changed" and has no access until it is
 granted again.`,
 		setup: func(fs *flag.FlagSet) func(*env, []string) int { return runDevices },
+	})
+	register(&command{
+		name:    "devices link",
+		summary: "print the pairing link of the running serve",
+		usage:   "[--qr]",
+		help: `Prints the pairing link of the 'gatehouse serve' running with this state folder
+(it talks to it over control.sock, the owner-only socket in the state folder),
+for a serve without a terminal. Open it on the phone, then allow the request
+with 'gatehouse devices allow'. --qr draws its QR code too. The link holds the
+key that seals the pairing: do not paste it where others read.`,
+		setup: setupDevicesLink,
+	})
+	register(&command{
+		name:    "devices allow",
+		summary: "allow the device waiting to pair with the running serve",
+		usage:   "--grant view|control|full [--wait DURATION] [REQUEST]",
+		help: `Allows the device that asked to pair with the running 'gatehouse serve', with
+the grant given (view: read-only, secret files hidden; control: also stage and
+discard; full: everything, secret files shown). 'gatehouse devices' shows the
+waiting request, its name and address.`,
+		setup: setupDevicesAllow,
+	})
+	register(&command{
+		name:    "devices deny",
+		summary: "deny the device waiting to pair with the running serve",
+		usage:   "[--wait DURATION] [REQUEST]",
+		help: `Refuses the device that asked to pair with the running 'gatehouse serve'. It is
+told "The computer did not allow this device." and the link stays as it was.`,
+		setup: setupDevicesDeny,
 	})
 	register(&command{
 		name:    "devices grant",
@@ -48,9 +78,10 @@ access). A running 'gatehouse serve' sees the change at its next request.`,
 		name:    "devices revoke",
 		summary: "take back a device's grant on this computer",
 		usage:   "ID",
-		help: `Removes this computer's grant for device ID: from its next request on, a
-running 'gatehouse serve' answers it "not allowed". The device stays on the
-relay account ('gatehouse devices remove' takes it off).`,
+		help: `Unpairs device ID from the running 'gatehouse serve' (a LAN pairing: its page
+is told at once), or removes this computer's grant for a relay device: from its
+next request on, serve answers it "not allowed". A relay device stays on the
+account ('gatehouse devices remove' takes it off).`,
 		setup: func(fs *flag.FlagSet) func(*env, []string) int { return runDevicesRevoke },
 	})
 	register(&command{
@@ -93,11 +124,18 @@ func runDevices(e *env, args []string) int {
 	if id == nil {
 		return code
 	}
+	if ans, err := lan.Control(store.Dir(), lan.ControlRequest{Op: "status"}); err == nil {
+		printLANStatus(e, ans.Status)
+	}
 	devs, err := relayDevices(id)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "gatehouse devices: %s\n", trimRelay(err))
 		return exitFound
 	}
+	if devs == nil && len(store.Grants()) == 0 {
+		return exitOK
+	}
+	fmt.Fprintln(e.stdout, "Relay devices:")
 	grants := store.Grants()
 	me := id.Profile().DeviceID
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
@@ -137,6 +175,105 @@ func runDevices(e *env, args []string) int {
 	if devs == nil {
 		fmt.Fprintln(e.stderr, "Not signed in to a relay: only the grants are listed. Run 'gatehouse login --relay URL'.")
 	}
+	return exitOK
+}
+
+func printLANStatus(e *env, st *lan.Status) {
+	fmt.Fprintf(e.stdout, "Serving here (%s), %s\n", st.Kind, deviceList(st.Devices))
+	if st.Warning != "" {
+		fmt.Fprintf(e.stdout, "! %s\n", st.Warning)
+	}
+	if r := st.Request; r != nil {
+		fmt.Fprintf(e.stdout, "Waiting to pair: %q at %s (request %s): 'gatehouse devices allow --grant view|control|full' or 'gatehouse devices deny'\n", r.Name, r.From, r.ID)
+	}
+}
+
+// control sends a command to the running serve, saying so when there is none.
+func control(e *env, name string, req lan.ControlRequest) (*lan.Status, int) {
+	store, code := openState(e)
+	if store == nil {
+		return nil, code
+	}
+	ans, err := lan.Control(store.Dir(), req)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gatehouse %s: %v\n", name, err)
+		return nil, exitFound
+	}
+	return ans.Status, exitOK
+}
+
+func setupDevicesLink(fs *flag.FlagSet) func(*env, []string) int {
+	withQR := fs.Bool("qr", false, "draw the QR code too")
+	return func(e *env, args []string) int {
+		st, code := control(e, "devices link", lan.ControlRequest{Op: "status"})
+		if st == nil {
+			return code
+		}
+		fmt.Fprintln(e.stdout, st.Link)
+		if *withQR {
+			if q, err := qrText(st.Link); err == nil {
+				fmt.Fprint(e.stdout, q)
+			}
+		}
+		return exitOK
+	}
+}
+
+func setupDevicesAllow(fs *flag.FlagSet) func(*env, []string) int {
+	grant := fs.String("grant", "", "view, control or full")
+	wait := fs.Duration("wait", 0, "wait this long for a device to ask (for scripts)")
+	return func(e *env, args []string) int {
+		if *grant == "" || len(args) > 1 {
+			return usageError(e, named("devices allow"), "say the grant with --grant view|control|full")
+		}
+		waitForRequest(e, *wait)
+		req := lan.ControlRequest{Op: "allow", Grant: *grant}
+		if len(args) == 1 {
+			req.Request = args[0]
+		}
+		st, code := control(e, "devices allow", req)
+		if st == nil {
+			return code
+		}
+		fmt.Fprintf(e.stdout, "Allowed with %s access.\n", *grant)
+		return exitOK
+	}
+}
+
+func setupDevicesDeny(fs *flag.FlagSet) func(*env, []string) int {
+	wait := fs.Duration("wait", 0, "wait this long for a device to ask (for scripts)")
+	return func(e *env, args []string) int {
+		waitForRequest(e, *wait)
+		return runDevicesDeny(e, args)
+	}
+}
+
+// waitForRequest polls the running serve until a device asks to pair, or
+// the time is up.
+func waitForRequest(e *env, d time.Duration) {
+	store, _ := openState(e)
+	if store == nil || d <= 0 {
+		return
+	}
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if ans, err := lan.Control(store.Dir(), lan.ControlRequest{Op: "status"}); err == nil && ans.Status.Request != nil {
+			return
+		}
+	}
+}
+
+func runDevicesDeny(e *env, args []string) int {
+	if len(args) > 1 {
+		return usageError(e, named("devices deny"), "name at most one request")
+	}
+	req := lan.ControlRequest{Op: "deny"}
+	if len(args) == 1 {
+		req.Request = args[0]
+	}
+	if st, code := control(e, "devices deny", req); st == nil {
+		return code
+	}
+	fmt.Fprintln(e.stdout, "Denied.")
 	return exitOK
 }
 
@@ -188,6 +325,10 @@ func runDevicesRevoke(e *env, args []string) int {
 	store, code := openState(e)
 	if store == nil {
 		return code
+	}
+	if _, err := lan.Control(store.Dir(), lan.ControlRequest{Op: "revoke", Device: args[0]}); err == nil {
+		fmt.Fprintf(e.stdout, "Unpaired %s.\n", args[0])
+		return exitOK
 	}
 	if err := store.Revoke(args[0]); err != nil {
 		fmt.Fprintf(e.stderr, "gatehouse devices revoke: %v\n", err)

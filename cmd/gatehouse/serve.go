@@ -22,23 +22,35 @@ import (
 func init() {
 	register(&command{
 		name:    "serve",
-		summary: "serve checkouts to your devices",
-		usage:   "--relay URL [PATH...]",
+		summary: "serve checkouts to your phone and other devices",
+		usage:   "[--listen auto|tailscale|lan|loopback|ADDR] [--port N] [--no-tui] [--relay URL] [PATH...]",
 		help: `Serves the checkouts named (default: the current folder) to your devices.
 
-With --relay, this computer answers the devices of its relay account
-('gatehouse login --relay URL' first): every request and reply is sealed end to
-end, so the relay sees device ids, sizes and timing, never content. A device
-gets an answer only while it is in the account's presence and only with a grant
-this computer gave it for the key it shows now ('gatehouse devices grant').
+On a LAN or Tailscale address (the default): gatehouse listens on one
+Tailscale address, or else one private LAN address, never a public one or all
+interfaces, and shows a pairing link and its QR code. Open it on the phone;
+when the page asks to pair, allow it here with a grant (view, control, full)
+or deny it. A link pairs one device and is then replaced; at most 3 devices
+pair, and pairings end when serve stops. The page is plain HTTP, every body
+sealed: that defeats a listener and replays, not someone who can change traffic
+on the network, so prefer Tailscale on networks you do not trust.
 
-What a device may do is decided here, for every request: its grant (view,
-control, full), and the switch 'Full access for remote devices' (gatehouse
-access; off by default: git runs with the repository's hooks, filters,
-drivers and transports switched off, and editing files is refused). Every
-request is written to the request log ('gatehouse log').
+In the terminal: answer a pair request with v, c or f (the grant) or d (deny);
+q hides or shows the QR code, n makes a new link, l lists devices, r ID
+unpairs one. Without a terminal (--no-tui, or a service), use
+'gatehouse devices' from another shell: 'devices link', 'devices allow
+--grant view', 'devices deny', 'devices revoke ID'.
 
-Stop with Ctrl-C.`,
+With --relay URL, this computer answers the devices of its relay account
+instead ('gatehouse login --relay URL' first), sealed end to end; a device gets
+an answer only with a grant this computer gave it for the key it shows now
+('gatehouse devices grant').
+
+Either way, what a device may do is decided here, for every request: its grant,
+and the switch 'Full access for remote devices' (gatehouse access; off by
+default: git runs with the repository's hooks, filters, drivers and transports
+switched off, and editing files is refused). Every request is written to the
+request log ('gatehouse log'). Stop with Ctrl-C.`,
 		setup: setupServe,
 	})
 }
@@ -85,49 +97,59 @@ func hostOptions(store *trust.Store, paths []string, logger *slog.Logger) (rpc.H
 }
 
 func setupServe(fs *flag.FlagSet) func(*env, []string) int {
-	relayURL := fs.String("relay", "", "answer devices through this relay")
+	relayURL := fs.String("relay", "", "answer devices through this relay instead of on a local address")
+	listen := fs.String("listen", "auto", "auto, tailscale, lan, loopback, or an address of one of those kinds")
+	port := fs.Int("port", 0, "the port (default: any free one)")
+	noTUI := fs.Bool("no-tui", false, "no terminal prompts: log, and decide with 'gatehouse devices'")
 	return func(e *env, args []string) int {
-		c := named("serve")
-		if *relayURL == "" {
-			return usageError(e, c, "name the relay with --relay URL (serving on a LAN address is not in this version)")
-		}
 		if len(args) == 0 {
 			args = []string{"."}
 		}
-		id, store, code := identity(e)
-		if id == nil {
-			return code
+		if *port < 0 || *port > 65535 {
+			return usageError(e, named("serve"), "--port takes 0 to 65535")
 		}
-		p := id.Profile()
-		if u, err := relay.CheckURL(*relayURL); err != nil {
-			return usageError(e, c, "%s", trimRelay(err))
-		} else if _, err := id.Token(); err != nil || p.URL != u.String() {
-			fmt.Fprintf(e.stderr, "gatehouse serve: this computer is not signed in to %s; run 'gatehouse login --relay %s' first\n", *relayURL, *relayURL)
-			return exitUsage
+		if *relayURL != "" {
+			return serveRelayMode(e, *relayURL, args)
 		}
-		logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		ho, closeHost, err := hostOptions(store, args, logger)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "gatehouse serve: %v\n", err)
-			return exitUsage
-		}
-		defer closeHost()
-		key, _ := id.Key()
-		fmt.Fprintf(e.stdout, "Serving %d checkout(s) through %s as %s (key fingerprint %s).\n",
-			len(ho.Targets.All()), p.URL, p.DeviceID, trust.Fingerprint(key.PublicKey().Bytes()))
-		fmt.Fprintln(e.stdout, "Allow a device with 'gatehouse devices grant ID view|control|full'. Stop with Ctrl-C.")
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		err = link.Serve(ctx, id, ho, logger)
-		switch {
-		case errors.Is(err, relay.ErrSignedOut):
-			fmt.Fprintln(e.stderr, "gatehouse serve: this device was signed out of the relay (removed from the account); run 'gatehouse login' again")
-			return exitFound
-		case err != nil && ctx.Err() == nil:
-			fmt.Fprintf(e.stderr, "gatehouse serve: %v\n", err)
-			return exitFound
-		}
-		fmt.Fprintln(e.stdout, "Stopped.")
-		return exitOK
+		return serveLAN(e, args, *listen, *port, *noTUI || !isInteractive(e.stdin))
 	}
+}
+
+func serveRelayMode(e *env, relayURL string, args []string) int {
+	c := named("serve")
+	id, store, code := identity(e)
+	if id == nil {
+		return code
+	}
+	p := id.Profile()
+	if u, err := relay.CheckURL(relayURL); err != nil {
+		return usageError(e, c, "%s", trimRelay(err))
+	} else if _, err := id.Token(); err != nil || p.URL != u.String() {
+		fmt.Fprintf(e.stderr, "gatehouse serve: this computer is not signed in to %s; run 'gatehouse login --relay %s' first\n", relayURL, relayURL)
+		return exitUsage
+	}
+	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	ho, closeHost, err := hostOptions(store, args, logger)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gatehouse serve: %v\n", err)
+		return exitUsage
+	}
+	defer closeHost()
+	key, _ := id.Key()
+	fmt.Fprintf(e.stdout, "Serving %d checkout(s) through %s as %s (key fingerprint %s).\n",
+		len(ho.Targets.All()), p.URL, p.DeviceID, trust.Fingerprint(key.PublicKey().Bytes()))
+	fmt.Fprintln(e.stdout, "Allow a device with 'gatehouse devices grant ID view|control|full'. Stop with Ctrl-C.")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = link.Serve(ctx, id, ho, logger)
+	switch {
+	case errors.Is(err, relay.ErrSignedOut):
+		fmt.Fprintln(e.stderr, "gatehouse serve: this device was signed out of the relay (removed from the account); run 'gatehouse login' again")
+		return exitFound
+	case err != nil && ctx.Err() == nil:
+		fmt.Fprintf(e.stderr, "gatehouse serve: %v\n", err)
+		return exitFound
+	}
+	fmt.Fprintln(e.stdout, "Stopped.")
+	return exitOK
 }

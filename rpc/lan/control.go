@@ -1,0 +1,152 @@
+package lan
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+// The control socket lets the person at the computer run serve without a
+// terminal: `gatehouse devices` shows the link and the devices, allows or
+// denies a pair request, and unpairs a device, through control.sock in the
+// state folder. It is owner-only twice over: the socket file is 0600 in a
+// 0700 folder, and each connection's peer must be this user (SO_PEERCRED,
+// LOCAL_PEERCRED).
+
+// ControlSocket is the socket's name in the state folder.
+const ControlSocket = "control.sock"
+
+// ControlRequest is one command.
+type ControlRequest struct {
+	Op      string `json:"op"` // status, allow, deny, revoke, rotate
+	Request string `json:"request,omitempty"`
+	Grant   string `json:"grant,omitempty"`
+	Device  string `json:"device,omitempty"`
+}
+
+// ControlAnswer is the answer: the status after the command, or an error.
+type ControlAnswer struct {
+	Status *Status `json:"status,omitempty"`
+	Error  string  `json:"error,omitempty"`
+}
+
+const maxControl = 4 << 10
+
+// ServeControl listens on dir/control.sock until the returned stop is
+// called.
+func (s *Server) ServeControl(dir string) (stop func(), err error) {
+	path := filepath.Join(dir, ControlSocket)
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, errors.New("another gatehouse serve is running (its control socket answers)")
+		}
+		_ = os.Remove(path) // a stale socket of a serve that died
+	}
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		l.Close()
+		return nil, err
+	}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go s.control(c.(*net.UnixConn))
+		}
+	}()
+	return func() { l.Close(); _ = os.Remove(path) }, nil
+}
+
+func (s *Server) control(c *net.UnixConn) {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if uid, err := peerUID(c); err != nil || uid != os.Getuid() {
+		_ = json.NewEncoder(c).Encode(ControlAnswer{Error: "not the owner of this gatehouse"})
+		return
+	}
+	var req ControlRequest
+	if err := json.NewDecoder(&limitReader{c, maxControl}).Decode(&req); err != nil {
+		_ = json.NewEncoder(c).Encode(ControlAnswer{Error: "not a control request"})
+		return
+	}
+	ans := ControlAnswer{}
+	p := s.pairing
+	switch req.Op {
+	case "status":
+	case "allow":
+		g, err := trust.ParseGrant(req.Grant)
+		if err != nil || g == trust.None {
+			ans.Error = "the grant is view, control or full"
+		} else if !p.Decide(req.Request, true, g) {
+			ans.Error = "no device is waiting to be allowed"
+		}
+	case "deny":
+		if !p.Decide(req.Request, false, trust.None) {
+			ans.Error = "no device is waiting to be allowed"
+		}
+	case "revoke":
+		if !p.Revoke(req.Device) {
+			ans.Error = fmt.Sprintf("no paired device %q", req.Device)
+		}
+	case "rotate":
+		p.Rotate()
+	default:
+		ans.Error = fmt.Sprintf("unknown op %q", req.Op)
+	}
+	st, _ := p.Status()
+	ans.Status = &st
+	_ = json.NewEncoder(c).Encode(ans)
+}
+
+type limitReader struct {
+	c net.Conn
+	n int
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, errors.New("too long")
+	}
+	if len(p) > l.n {
+		p = p[:l.n]
+	}
+	k, err := l.c.Read(p)
+	l.n -= k
+	return k, err
+}
+
+// ErrNoServe: no serve is running in this state folder.
+var ErrNoServe = errors.New("no gatehouse serve is running here")
+
+// Control sends one command to the serve running in state folder dir.
+func Control(dir string, req ControlRequest) (ControlAnswer, error) {
+	var ans ControlAnswer
+	c, err := net.DialTimeout("unix", filepath.Join(dir, ControlSocket), 2*time.Second)
+	if err != nil {
+		return ans, ErrNoServe
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := json.NewEncoder(c).Encode(req); err != nil {
+		return ans, err
+	}
+	if err := json.NewDecoder(c).Decode(&ans); err != nil {
+		return ans, err
+	}
+	if ans.Error != "" {
+		return ans, errors.New(ans.Error)
+	}
+	return ans, nil
+}
