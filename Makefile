@@ -5,7 +5,8 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 test: deps vet darwin staticcheck unit benchcheck
 
-# Debian packages the tests use, installed when missing (needs root or sudo).
+# Debian packages and the page's npm packages the tests use, installed when
+# missing (needs root or sudo for Debian's).
 deps:
 	@./scripts/deps.sh
 
@@ -20,13 +21,17 @@ darwin:
 staticcheck:
 	go run $(STATICCHECK) ./...
 
+# The page's tests (web/) need the browser: GATEHOUSE_BROWSER_TESTS=1 makes a
+# missing piece a failure instead of a skip. Its screenshots are kept in
+# artifacts/page/.
 unit:
-	go test -race -timeout 20m ./...
+	GATEHOUSE_BROWSER_TESTS=1 GATEHOUSE_ARTIFACTS=$(CURDIR)/artifacts/page go test -race -timeout 20m ./...
 
 # Benchmarks are not judged in CI, only run once so they keep working; -short
 # skips the ones that need large fixtures built outside CI.
 benchcheck:
 	go test -short -run '^$$' -bench . -benchtime 1x -timeout 10m ./...
+	go run ./bench/relay -pairs 4 -idle 100 -seconds 0.5 > /dev/null
 
 build:
 	go build -o gatehouse ./cmd/gatehouse

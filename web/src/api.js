@@ -1,0 +1,105 @@
+// The LAN transport, as rpc/lan serves it: pairing through the link, sealed
+// calls, and sealed server-sent events.
+import { seal, open, newNonce, b64urlDecode, ReplayGuard } from './seal.js';
+
+export class Refusal extends Error {
+  constructor(sentence, code) {
+    super(sentence);
+    this.code = code;
+  }
+}
+
+async function postJSON(path, body, signal) {
+  const res = await fetch(path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+    cache: 'no-store',
+    signal,
+  });
+  const out = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Refusal(out.error || `The computer answered ${res.status}.`, res.status === 403 ? 'UNPAIRED' : 'HTTP');
+  return out;
+}
+
+// parseLink reads #pairingId.key from the page's address.
+export function parseLink(hash) {
+  const m = /^#([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$/.exec(hash || '');
+  if (!m) return null;
+  return { id: m[1], key: b64urlDecode(m[2]) };
+}
+
+// pair says hello through the link and waits for the person at the
+// computer; it returns { deviceId, key, grant }.
+export async function pair(link, name) {
+  const hello = JSON.stringify({ type: 'hello', name, ts: Date.now(), nonce: newNonce() });
+  const out = await postJSON('/rc/hello', { p: link.id, f: seal(link.key, hello, `pair:${link.id}|host`) });
+  const ans = JSON.parse(open(link.key, out.f, `pair:${link.id}|device`));
+  if (!new ReplayGuard().check(ans.ts, ans.nonce)) throw new Refusal("That computer's reply was stale or repeated. Try again.");
+  if (ans.type !== 'paired') throw new Refusal(ans.error || 'The computer did not pair this device.', 'REFUSED');
+  return { deviceId: ans.deviceId, key: b64urlDecode(ans.deviceKey), grant: ans.grant };
+}
+
+let seq = 0;
+
+export class Host {
+  constructor(deviceId, key) {
+    this.deviceId = deviceId;
+    this.key = key;
+    this.guard = new ReplayGuard();
+  }
+
+  // call runs one method and returns its result, or throws a Refusal with
+  // the host's sentence.
+  async call(method, params = {}, timeoutMs = 30_000) {
+    const req = { type: 'req', id: `p${++seq}-${newNonce().slice(0, 8)}`, method, params, ts: Date.now(), nonce: newNonce() };
+    const ctl = new AbortController();
+    const timer = setTimeout(() => ctl.abort(), timeoutMs);
+    let out;
+    try {
+      out = await postJSON('/rc/call', { d: this.deviceId, f: seal(this.key, JSON.stringify(req), `${this.deviceId}|host`) }, ctl.signal);
+    } catch (e) {
+      if (e.name === 'AbortError') throw new Refusal('That computer did not answer in time.', 'TIMEOUT');
+      if (e instanceof Refusal) throw e;
+      throw new Refusal('The computer could not be reached.', 'OFFLINE');
+    } finally {
+      clearTimeout(timer);
+    }
+    const res = JSON.parse(open(this.key, out.f, `${this.deviceId}|device`));
+    if (res.type !== 'res' || res.id !== req.id || !this.guard.check(res.ts, res.nonce)) {
+      throw new Refusal("That computer's reply was stale or repeated. Try again.", 'STALE');
+    }
+    if (!res.ok) throw new Refusal(res.error, res.code);
+    return res.result;
+  }
+
+  // events opens the sealed event stream; onEvent gets host events,
+  // onEnd('ended' | 'unpaired' | 'lost') when it stops.
+  events(onEvent, onEnd) {
+    const opener = JSON.stringify({ type: 'req', id: 'events', method: 'events', ts: Date.now(), nonce: newNonce() });
+    const f = seal(this.key, opener, `${this.deviceId}|host`);
+    const es = new EventSource(`/rc/events?d=${encodeURIComponent(this.deviceId)}&f=${encodeURIComponent(f)}`);
+    let done = false;
+    const end = (why) => {
+      if (done) return;
+      done = true;
+      es.close();
+      onEnd(why);
+    };
+    es.onmessage = (m) => {
+      let ev;
+      try {
+        ev = JSON.parse(open(this.key, m.data, `${this.deviceId}|device`));
+      } catch {
+        return;
+      }
+      if (!this.guard.check(ev.ts, ev.nonce)) return;
+      if (ev.type === 'ended' || ev.type === 'unpaired') end(ev.type);
+      else if (ev.type === 'event') onEvent(ev);
+    };
+    es.onerror = () => {
+      if (es.readyState === EventSource.CLOSED) end('lost');
+    };
+    return () => end('closed');
+  }
+}
