@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -213,13 +212,9 @@ func OpenBare(dir string, opts Options) (*Repo, error) {
 	if _, err := os.Lstat(filepath.Join(canon, "commondir")); err == nil {
 		return nil, fmt.Errorf("%w: commondir in a bare repository", ErrRedirected)
 	}
-	git := opts.Git
-	if git == "" {
-		git = "git"
-	}
-	gitPath, err := exec.LookPath(git)
+	gitPath, err := gitBinary(opts)
 	if err != nil {
-		return nil, fmt.Errorf("gate: %w", err)
+		return nil, err
 	}
 	r := &Repo{git: gitPath, gitDir: canon, commonDir: canon, maxTime: opts.Timeout, home: opts.Home}
 	if err := r.checkAlternates(); err != nil {

@@ -60,22 +60,32 @@ type Repo struct {
 // maxMetadata bounds one of git's own small files read by the gate.
 const maxMetadata = 4 << 10
 
+// gitBinary is the absolute path of the git the options name (git on
+// PATH by default): absolute, because git runs with its own working folder.
+func gitBinary(opts Options) (string, error) {
+	git := opts.Git
+	if git == "" {
+		git = "git"
+	}
+	gitPath, err := exec.LookPath(git)
+	if err == nil {
+		gitPath, err = filepath.Abs(gitPath)
+	}
+	if err != nil {
+		return "", fmt.Errorf("gate: %w", err)
+	}
+	return gitPath, nil
+}
+
 // Open finds the git folder of the served folder root and validates it: a
 // real .git folder inside it, or a .git file whose "gitdir:" leads to a
 // linked worktree of a checkout in opts.Served. A symlinked .git, a
 // commondir or alternates leading elsewhere, and a folder that is not itself
 // a checkout (git is never allowed to search parent folders) are refused.
 func Open(root *fsguard.Root, opts Options) (*Repo, error) {
-	git := opts.Git
-	if git == "" {
-		git = "git"
-	}
-	gitPath, err := exec.LookPath(git)
+	gitPath, err := gitBinary(opts)
 	if err != nil {
-		return nil, fmt.Errorf("gate: %w", err)
-	}
-	if gitPath, err = filepath.Abs(gitPath); err != nil {
-		return nil, fmt.Errorf("gate: %w", err)
+		return nil, err
 	}
 	r := &Repo{root: root, git: gitPath, workTree: root.Path(), maxTime: opts.Timeout, home: opts.Home}
 	if err := r.locate(opts.Served); err != nil {
