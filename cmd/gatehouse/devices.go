@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/gatehouse/gatehouse/relay"
 	"github.com/gatehouse/gatehouse/rpc/lan"
@@ -108,6 +110,19 @@ func relayDevices(id *relay.Identity) ([]relay.Device, error) {
 	return out.Devices, err
 }
 
+// shown makes text the relay sent safe to print: the relay is not trusted,
+// and a name holding terminal escapes could repaint the screen. Anything
+// but printable text is written as Go would quote it.
+func shown(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) || r == '\t' {
+			q := strconv.Quote(s)
+			return q[1 : len(q)-1]
+		}
+	}
+	return s
+}
+
 func fingerprintOf(d relay.Device) string {
 	key, err := base64.StdEncoding.DecodeString(d.PublicKey)
 	if err != nil {
@@ -158,7 +173,7 @@ func runDevices(e *env, args []string) int {
 		if d.Online {
 			online = "yes"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Name, d.Platform, online, fp, grant)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", shown(d.ID), shown(d.Name), shown(d.Platform), online, fp, grant)
 	}
 	var rest []string
 	for gid := range grants {
@@ -310,7 +325,7 @@ func setupDevicesGrant(fs *flag.FlagSet) func(*env, []string) int {
 				fmt.Fprintf(e.stderr, "gatehouse devices grant: %v\n", err)
 				return exitUsage
 			}
-			fmt.Fprintf(e.stdout, "Granted %s (%q) %s access, bound to key %s.\n", d.ID, d.Name, g, fp)
+			fmt.Fprintf(e.stdout, "Granted %s (%q) %s access, bound to key %s.\n", shown(d.ID), d.Name, g, fp)
 			return exitOK
 		}
 		fmt.Fprintf(e.stderr, "gatehouse devices grant: no device %q on this relay account ('gatehouse devices' lists them)\n", args[0])

@@ -89,3 +89,13 @@ func TestTerminalAllowsAPairRequest(t *testing.T) {
 		t.Fatal("the next link was not shown")
 	}
 }
+
+// Names the relay sends are printed without their terminal escapes.
+func TestRelayNamesArePrintedSafely(t *testing.T) {
+	if got := shown("phone\x1b[2J\x1b]0;owned\a"); strings.ContainsAny(got, "\x1b\a") {
+		t.Fatalf("escapes reached the terminal: %q", got)
+	}
+	if got := shown("Pixel 8 — Ana"); got != "Pixel 8 — Ana" {
+		t.Fatalf("a plain name changed: %q", got)
+	}
+}
