@@ -426,5 +426,9 @@ func (c *Client) watch(ctx context.Context, ws *websocket.Conn, pings chan<- str
 // does not, so wall minus monotonic is the time asleep. (Round(0) drops the
 // monotonic reading.)
 func slept(last, now time.Time) bool {
-	return now.Round(0).Sub(last.Round(0))-now.Sub(last) > wakeJump
+	return asleep(now.Round(0).Sub(last.Round(0)), now.Sub(last))
 }
+
+// asleep: the wall clock moved more than wakeJump further than the
+// monotonic one.
+func asleep(wall, mono time.Duration) bool { return wall-mono > wakeJump }

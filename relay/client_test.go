@@ -32,30 +32,26 @@ func TestBackoffSchedule(t *testing.T) {
 }
 
 func TestSleptComparesWallAndMonotonic(t *testing.T) {
+	// Real readings: awake, both clocks move together.
 	now := time.Now()
-	if slept(now, now.Add(2*time.Second)) {
-		t.Fatal("two seconds awake read as sleep")
+	if slept(now, now.Add(2*time.Second)) || slept(now.Round(0), now.Add(30*time.Second).Round(0)) {
+		t.Fatal("time awake read as sleep")
 	}
-	// A reading whose wall clock moved 30 s further than its monotonic
-	// one: what the computer sees after sleeping 30 s. The monotonic part
-	// of a Time cannot be set, so the earlier reading's wall clock is moved
-	// back instead, which makes the same difference.
-	before := now.Add(-30 * time.Second).Round(0)
-	after := now.Round(0)
-	if slept(before, after) { // no monotonic readings: both clocks agree
-		t.Fatal("a plain 30 s gap read as sleep")
+	// The monotonic reading of a Time cannot be set, so sleep itself is
+	// checked on the two elapsed times slept compares.
+	for _, c := range []struct {
+		wall, mono time.Duration
+		want       bool
+	}{
+		{2 * time.Second, 2 * time.Second, false},
+		{32 * time.Second, 2 * time.Second, true},  // 30 s asleep
+		{11 * time.Second, 2 * time.Second, false}, // 9 s: under the 10 s jump
+		{13 * time.Second, 2 * time.Second, true},
+	} {
+		if got := asleep(c.wall, c.mono); got != c.want {
+			t.Errorf("asleep(%v, %v) = %v", c.wall, c.mono, got)
+		}
 	}
-	mono := time.Now()
-	asleep := mono.Add(2 * time.Second) // monotonic +2 s
-	if !sleptWith(mono, asleep, 30*time.Second) {
-		t.Fatal("30 s of sleep went unnoticed")
-	}
-}
-
-// sleptWith is slept for readings whose wall clocks differ from their
-// monotonic ones by extra.
-func sleptWith(last, now time.Time, extra time.Duration) bool {
-	return now.Round(0).Add(extra).Sub(last.Round(0))-now.Sub(last) > wakeJump
 }
 
 func startClient(t *testing.T, d *device, host bool, o ClientOptions) (*Client, chan error) {

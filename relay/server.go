@@ -129,7 +129,7 @@ func New(o Options) (*Server, error) {
 		ReadBufferSize:  readBuffer,
 		WriteBufferPool: &sync.Pool{},
 		WriteBufferSize: 16 << 10,
-		CheckOrigin:     func(r *http.Request) bool { return r.Header.Get("Origin") == "" },
+		CheckOrigin:     notFromAPage,
 	}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /v1/config", s.handleConfig)
@@ -426,7 +426,7 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request, c Claims) {
 }
 
 func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request, c Claims) {
-	if r.Header.Get("Origin") != "" {
+	if !notFromAPage(r) {
 		fail(w, http.StatusForbidden, msgOrigin)
 		return
 	}
@@ -455,6 +455,12 @@ func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request, c Claims)
 	go sock.readLoop() // the handler returns: net/http's per-request state is freed
 	s.presenceSoon(c.Account)
 }
+
+// notFromAPage reports that a request comes from no web page: the relay
+// serves no page (serving one would let its operator change the code that
+// holds the keys), so a request with an Origin is a page of some site
+// reaching in with a person's cookies or token.
+func notFromAPage(r *http.Request) bool { return r.Header.Get("Origin") == "" }
 
 // leave is called once per socket when its read loop ends.
 func (s *Server) leave(c *conn) {
