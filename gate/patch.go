@@ -6,11 +6,21 @@ import (
 	"strings"
 )
 
-// A patch is git's unified diff output, cut into one section per file. The
-// secret filter keeps or drops whole sections, by every name a section
-// carries: the "diff --git" line, the ---/+++ headers before its first hunk,
-// and rename from/to and copy from/to lines (seed Round 10). A section whose
-// names cannot all be read is dropped too: the filter fails closed.
+// A patch is git's diff output, cut into one section per file. The secret
+// filter keeps or drops whole sections, by every name a section carries:
+// its "diff " line, the ---/+++ headers before its first hunk, and rename
+// from/to and copy from/to lines (seed Round 10). A section whose names
+// cannot all be read is dropped too: the filter fails closed.
+//
+// In git's output a line that starts with "diff " is always a file's header:
+// every line of a hunk starts with its prefix columns (' ', '+' or '-', one
+// column per parent in a combined diff; diff.c emit_line_0 and
+// combine-diff.c dump_sline), "\ No newline" or "@@"; a binary patch's lines
+// start with a length letter followed by base85, which has no space. git
+// writes three such headers: "diff --git a/X b/Y" (diff.c, builtin_diff),
+// and "diff --cc NAME" or "diff --combined NAME" for a merge and for an
+// unmerged path (combine-diff.c, show_combined_header). Any other "diff "
+// line is a form this filter does not know, and its section is dropped.
 
 type section struct {
 	text  []byte
@@ -18,8 +28,16 @@ type section struct {
 	known bool     // the names are certain
 }
 
-// splitPatch cuts a patch into sections at each "diff --git " line. Text
-// before the first one (a commit header in git show) is returned as head.
+// The headers git writes at the start of a file's section.
+const (
+	gitHeader      = "diff --git "
+	ccHeader       = "diff --cc "
+	combinedHeader = "diff --combined "
+)
+
+// splitPatch cuts a patch into sections at each line that starts "diff ".
+// Text before the first one (a commit header in git show) is returned as
+// head.
 func splitPatch(p []byte) (head []byte, secs []section) {
 	start := -1
 	for i := 0; i < len(p); {
@@ -29,7 +47,7 @@ func splitPatch(p []byte) (head []byte, secs []section) {
 		} else {
 			end += i + 1
 		}
-		if bytes.HasPrefix(p[i:end], []byte("diff --git ")) {
+		if bytes.HasPrefix(p[i:end], []byte("diff ")) {
 			if start < 0 {
 				head = p[:i]
 			} else {
@@ -45,13 +63,41 @@ func splitPatch(p []byte) (head []byte, secs []section) {
 	return head, append(secs, newSection(p[start:]))
 }
 
+// newSection reads the names of one section. A "diff --git" line that
+// cannot be split on its own must be explained by the names of the lines
+// after it; a combined header carries one name, always readable; any other
+// header is unknown.
 func newSection(text []byte) section {
-	s := section{text: text, known: true}
 	lines := bytes.Split(text, []byte("\n"))
-	gitNames, ok := parseGitLine(string(lines[0]))
-	s.names = append(s.names, gitNames...)
-	fromLines := false
-	for _, l := range lines[1:] {
+	first := string(lines[0])
+	names, known := headerNames(lines[1:])
+	if !known {
+		return section{text: text}
+	}
+	switch {
+	case strings.HasPrefix(first, gitHeader):
+		lineNames, ok := parseGitLine(first)
+		if !ok {
+			// Ambiguous (a rename whose names hold " b/"): known only
+			// when the other header lines name both sides exactly.
+			return section{text: text, names: names, known: explains(first, names)}
+		}
+		return section{text: text, names: append(lineNames, names...), known: true}
+	case strings.HasPrefix(first, ccHeader), strings.HasPrefix(first, combinedHeader):
+		name, ok := parseCombinedLine(first)
+		if !ok {
+			return section{text: text}
+		}
+		return section{text: text, names: append([]string{name}, names...), known: true}
+	}
+	return section{text: text}
+}
+
+// headerNames reads the names on the header lines after a section's first
+// line, up to its first hunk. A combined diff with --combined-all-paths has
+// one --- line per parent, each with that parent's name.
+func headerNames(lines [][]byte) (names []string, known bool) {
+	for _, l := range lines {
 		line := string(l)
 		if strings.HasPrefix(line, "@@") || strings.HasPrefix(line, "Binary files") || strings.HasPrefix(line, "GIT binary patch") {
 			break // the header ends here; hunk lines are content, never names
@@ -66,8 +112,7 @@ func newSection(text []byte) section {
 			}
 			name, good := unquoteName(strings.TrimSuffix(rest, "\t"))
 			if !good {
-				s.known = false
-				break
+				return nil, false
 			}
 			if name == "/dev/null" && (h.prefix == "--- " || h.prefix == "+++ ") {
 				break
@@ -75,20 +120,41 @@ func newSection(text []byte) section {
 			if h.strip != "" {
 				stripped, had := strings.CutPrefix(name, h.strip)
 				if !had {
-					s.known = false
-					break
+					return nil, false
 				}
 				name = stripped
 			}
-			s.names = append(s.names, name)
-			fromLines = true
+			names = append(names, name)
 			break
 		}
 	}
-	if !ok && !fromLines {
-		s.known = false
+	return names, true
+}
+
+// explains reports whether an unsplittable "diff --git a/X b/Y" line is
+// exactly "a/"+x+" b/"+y for two names read from the rest of the header.
+// Such a line is never quoted (a quoted one splits on its quotes).
+func explains(line string, names []string) bool {
+	rest := strings.TrimPrefix(line, gitHeader)
+	for _, x := range names {
+		for _, y := range names {
+			if rest == "a/"+x+" b/"+y {
+				return true
+			}
+		}
 	}
-	return s
+	return false
+}
+
+// parseCombinedLine reads the one name of "diff --cc NAME" or
+// "diff --combined NAME": git writes the path with no prefix, C-quoted when
+// it needs quoting (combine-diff.c, dump_quoted_path).
+func parseCombinedLine(line string) (string, bool) {
+	rest, ok := strings.CutPrefix(line, ccHeader)
+	if !ok {
+		rest = strings.TrimPrefix(line, combinedHeader)
+	}
+	return unquoteName(rest)
 }
 
 // parseGitLine reads the names of "diff --git a/X b/Y". When X and Y are

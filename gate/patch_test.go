@@ -2,6 +2,7 @@ package gate
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -24,6 +25,18 @@ func TestSectionNames(t *testing.T) {
 		{"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n--- a/.env\n++++ b/.env\n", []string{"x", "x", "x"}, true},
 		{"diff --git a/.env b/.env\nBinary files a/.env and b/.env differ\n", []string{".env"}, true},
 		{"diff --git x y\n", nil, false},
+		// Combined headers carry one name, quoted as git quotes it; their
+		// --- lines may name each parent (--combined-all-paths).
+		{"diff --cc .env\nindex 1,2..3\n--- a/.env\n+++ b/.env\n@@@ -1 -1 +1 @@@\n- A\n", []string{".env", ".env", ".env"}, true},
+		{"diff --combined \"t\\tab\"\n", []string{"t\tab"}, true},
+		{"diff --cc notes.txt\n--- a/.env\n--- a/old\n+++ b/notes.txt\n", []string{"notes.txt", ".env", "old", "notes.txt"}, true},
+		{"diff --cc \"broken\n", nil, false},
+		{"diff --cc x\n--- .env\n", nil, false},
+		// An ambiguous git line must be named exactly by the lines after it.
+		{"diff --git a/.env b/x b/y\n--- a/x\n+++ b/x\n", nil, false},
+		// A header git does not write fails closed.
+		{"diff --foo .env\n+SECRET=1\n", nil, false},
+		{"diff -r a/.env b/.env\n", nil, false},
 		{"diff --git \"a/broken b/x\n", nil, false},
 	} {
 		_, secs := splitPatch([]byte(c.patch))
@@ -70,4 +83,86 @@ func FuzzSplitPatch(f *testing.F) {
 			t.Fatalf("split lost bytes")
 		}
 	})
+}
+
+// A header git writes in another form than --git starts its own section,
+// instead of riding in the file before it (issue 11).
+func TestEveryDiffLineStartsASection(t *testing.T) {
+	patch := "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n" +
+		"diff --cc .env\nindex 1,2..0\n--- a/.env\n+++ b/.env\n@@@ -1,1 -1,1 +1,1 @@@\n++SECRET=1\n" +
+		"diff --unknown .env\n+SECRET=2\n"
+	head, secs := splitPatch([]byte(patch))
+	if len(head) != 0 || len(secs) != 3 {
+		t.Fatalf("head %q, %d sections", head, len(secs))
+	}
+	if !strings.Contains(string(secs[1].text), "SECRET=1") || distinct(secs[1].names) != ".env" || !secs[1].known {
+		t.Errorf("combined section %q names %q known %v", secs[1].text, secs[1].names, secs[1].known)
+	}
+	if secs[2].known || strings.Contains(string(secs[0].text), "SECRET") {
+		t.Errorf("unknown header read as known, or a secret rode in the file before it")
+	}
+}
+
+// fuzzSecret marks a secret name in FuzzNoHeaderHidesASecret.
+const fuzzSecret = ".env"
+
+// Whatever the input, no line starting "diff " escapes the splitter (in the
+// head, or inside another section), and a section the filter would keep
+// (known, no name holding the secret) has no header line that names the
+// secret: not its "diff " line, ---/+++ lines, rename or copy lines.
+func FuzzNoHeaderHidesASecret(f *testing.F) {
+	for _, seed := range []string{
+		"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\ndiff --cc .env\n++S\n",
+		"diff --cc \"t\\tab.env\"\n--- a/.env\n--- a/y\n+++ b/z\n",
+		"diff --git a/x b/.env b/y\nrename from x\nrename to y\n",
+		"diff --git a/.env b/x b/x\nrename from .env b/x\nrename to x\n",
+		"head\ndiff --combined .env\nBinary files differ\n",
+		"* Unmerged path .env\ndiff --foo .env\n",
+		"diff --git \"a/\\056env\" b/x\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, p []byte) {
+		head, secs := splitPatch(p)
+		if hasDiffLine(head, 0) {
+			t.Fatalf("a diff line in the head %q", head)
+		}
+		for _, s := range secs {
+			if !bytes.HasPrefix(s.text, []byte("diff ")) || hasDiffLine(s.text, 1) {
+				t.Fatalf("section %q does not hold exactly one diff line, first", s.text)
+			}
+			if !s.known || slices.ContainsFunc(s.names, func(n string) bool { return strings.Contains(n, fuzzSecret) }) {
+				continue // hidden below full
+			}
+			lines := strings.Split(string(s.text), "\n")
+			for i, l := range lines {
+				if i > 0 && (strings.HasPrefix(l, "@@") || strings.HasPrefix(l, "Binary files") || strings.HasPrefix(l, "GIT binary patch")) {
+					break
+				}
+				if strings.Contains(l, fuzzSecret) && namesLine(l) {
+					t.Fatalf("kept section %q (names %q) has header %q", s.text, s.names, l)
+				}
+			}
+		}
+	})
+}
+
+// hasDiffLine reports whether a line after the first skip lines of b starts
+// with "diff ".
+func hasDiffLine(b []byte, skip int) bool {
+	for i, l := range bytes.Split(b, []byte("\n")) {
+		if i >= skip && bytes.HasPrefix(l, []byte("diff ")) {
+			return true
+		}
+	}
+	return false
+}
+
+func namesLine(l string) bool {
+	for _, p := range []string{"diff ", "--- ", "+++ ", "rename from ", "rename to ", "copy from ", "copy to "} {
+		if strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	return false
 }
