@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -165,11 +166,28 @@ func (r *Repo) Log(ctx context.Context, t trust.Trust, limit int, before string)
 
 // Shown is one commit with its diff.
 type Shown struct {
-	Commit        CommitInfo `json:"commit"`
-	Diff          string     `json:"diff"`
-	Truncated     bool       `json:"truncated"`
-	HiddenSecrets int        `json:"hiddenSecrets,omitempty"`
+	Commit CommitInfo `json:"commit"`
+	// Parents are the commit's parents. A merge (two or more) is shown as
+	// git's combined diff against all of them at once (--cc): a file
+	// appears only where the merge differs from every parent, and Combined
+	// says so.
+	Parents       []string `json:"parents"`
+	Combined      bool     `json:"combined,omitempty"`
+	Diff          string   `json:"diff"`
+	Truncated     bool     `json:"truncated"`
+	HiddenSecrets int      `json:"hiddenSecrets,omitempty"`
 }
+
+// showFormat is the commit line Show reads: id, subject, author, date and
+// parents, each ended by a unit separator.
+const showFormat = "--format=%H%x1f%s%x1f%an%x1f%aI%x1f%P%x1f"
+
+// showFlags pin how a merge is shown, whatever the repository's config
+// says: the dense combined diff, with every parent's name on its own ---
+// line (--combined-all-paths), so a file renamed from a secret in a parent
+// is named as such to the secret filter; without it the parent's lines
+// would show under the new name only.
+var showFlags = []string{"--no-show-signature", "--no-mailmap", "--find-renames", "--cc", "--combined-all-paths", showFormat}
 
 // Show returns a commit and its diff (of one path when given), with secret
 // files left out below full, as Diff does.
@@ -193,8 +211,7 @@ func (r *Repo) Show(ctx context.Context, t trust.Trust, g trust.Grant, oid, path
 	if err != nil {
 		return nil, err
 	}
-	c.opts = append([]string{"--no-show-signature", "--no-mailmap", "--find-renames",
-		"--format=%H%x1f%s%x1f%an%x1f%aI%x1f"}, diffFlags...)
+	c.opts = append(slices.Clone(showFlags), diffFlags...)
 	if t.Closed() {
 		c.opts = append(c.opts, "--no-textconv")
 	}
@@ -209,10 +226,12 @@ func (r *Repo) Show(ctx context.Context, t trust.Trust, g trust.Grant, oid, path
 	head, patch, _ := bytes.Cut(res.stdout, []byte("\x1f\n"))
 	patch = bytes.TrimPrefix(patch, []byte("\n"))
 	f := strings.Split(string(head), "\x1f")
-	if len(f) != 4 {
+	if len(f) != 5 {
 		return nil, ErrUnknownRef
 	}
-	s := &Shown{Commit: CommitInfo{OID: f[0], Subject: f[1], Author: f[2], Date: f[3]}}
+	s := &Shown{Commit: CommitInfo{OID: f[0], Subject: f[1], Author: f[2], Date: f[3]},
+		Parents: strings.Fields(f[4])}
+	s.Combined = len(s.Parents) > 1
 	var buf bytes.Buffer
 	s.HiddenSecrets = r.filterPatch(&buf, patch, v, false)
 	s.Diff, s.Truncated = cut(buf.Bytes(), res.truncated)
