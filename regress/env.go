@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gatehouse/gatehouse/internal/procgroup"
 )
 
 // Env is one run of a case: its own folder, its own HOME for git, and the
@@ -54,9 +56,13 @@ func newEnv(git, work string) (*Env, error) {
 	return e, nil
 }
 
+// close stops what the case started, newest first; it runs once, also when
+// the case panicked.
 func (e *Env) close() {
-	for i := len(e.cleanup) - 1; i >= 0; i-- {
-		e.cleanup[i]()
+	cleanup := e.cleanup
+	e.cleanup = nil
+	for i := len(cleanup) - 1; i >= 0; i-- {
+		cleanup[i]()
 	}
 }
 
@@ -213,11 +219,14 @@ func (e *Env) Daemon(base string) string {
 		cmd := exec.Command(e.git, "daemon", "--reuseaddr", "--listen=127.0.0.1", "--port="+port,
 			"--export-all", "--enable=receive-pack", "--base-path="+base, base)
 		cmd.Env = e.gitEnv()
-		if err := cmd.Start(); err != nil {
+		// Its whole process group is stopped with the case: killing the git
+		// wrapper alone left git-daemon serving the deleted folder (issue 11).
+		g, err := procgroup.Start(cmd)
+		if err != nil {
 			e.fail(err)
 			return ""
 		}
-		e.cleanup = append(e.cleanup, func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		e.cleanup = append(e.cleanup, func() { _ = g.Stop() })
 		for range 100 {
 			if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
 				c.Close()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/fsguard"
 	"github.com/gatehouse/gatehouse/gate"
+	"github.com/gatehouse/gatehouse/internal/leakcheck"
 	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/rpc"
 	"github.com/gatehouse/gatehouse/rpc/methods"
@@ -42,8 +43,14 @@ type Result struct {
 // stall git, and the answer must then come in bounded time.
 const caseTimeout = 10 * time.Second
 
-// Run runs the cases and returns one result each.
+// Run runs the cases and returns one result each. A case that leaves a
+// process running after it ends fails, naming it, and the process is
+// killed: Run owns the process it runs in (the gatehouse regress command),
+// so call it where nothing else is meant to be running.
 func Run(ctx context.Context, cases []Case, o Options) ([]Result, error) {
+	if err := leakcheck.Start(); err != nil {
+		return nil, err
+	}
 	version, git, err := gate.Version(ctx, o.Git)
 	if err != nil {
 		return nil, err
@@ -67,6 +74,9 @@ func Run(ctx context.Context, cases []Case, o Options) ([]Result, error) {
 			o.Progress(i, len(picked), c.Name)
 		}
 		r := RunCase(ctx, c, git, version, filepath.Join(base, c.Name))
+		if left := leakcheck.Sweep(leakcheck.Grace); len(left) > 0 {
+			r.Status, r.Reason = "FAIL", leftRunning(left)
+		}
 		if o.Keep {
 			r.Dir = filepath.Join(base, c.Name)
 		}
@@ -75,14 +85,29 @@ func Run(ctx context.Context, cases []Case, o Options) ([]Result, error) {
 	return results, nil
 }
 
-// RunCase runs one case in the folder work: reproduce, then attack.
-func RunCase(ctx context.Context, c Case, git, version, work string) Result {
+// leftRunning is the failure of a case whose processes outlived it.
+func leftRunning(left []leakcheck.Proc) string {
+	names := make([]string, len(left))
+	for i, p := range left {
+		names[i] = p.String()
+	}
+	return fmt.Sprintf("left %d process(es) running after the case (killed now): %s", len(left), strings.Join(names, "; "))
+}
+
+// RunCase runs one case in the folder work: reproduce, then attack. A case
+// that panics fails; what it started is stopped on the way out.
+func RunCase(ctx context.Context, c Case, git, version, work string) (r Result) {
 	start := time.Now()
-	r := Result{Name: c.Name, Attack: c.Attack, Git: strings.TrimPrefix(version, "git version ")}
+	r = Result{Name: c.Name, Attack: c.Attack, Git: strings.TrimPrefix(version, "git version ")}
 	done := func(status, reason string) Result {
 		r.Status, r.Reason, r.MS = status, reason, time.Since(start).Milliseconds()
 		return r
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			r = done("FAIL", fmt.Sprintf("the case panicked: %v", p))
+		}
+	}()
 	if !applies(r.Git, c.Since, c.Before) {
 		return done("skip", applyReason(c.Since, c.Before))
 	}
@@ -182,6 +207,12 @@ func setUp(c Case, git, work string) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			e.close() // a daemon the build started must not outlive it
+			panic(p)
+		}
+	}()
 	c.Build(e)
 	if e.err != nil {
 		e.close()

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/internal/procgroup"
 )
 
 // Home makes a fresh HOME for the test process (t.Setenv), with a global
@@ -140,10 +142,14 @@ func Daemon(t testing.TB, base string) string {
 		cmd := exec.Command("git", "daemon", "--reuseaddr", "--listen=127.0.0.1", "--port="+strconv.Itoa(port),
 			"--export-all", "--enable=receive-pack", "--base-path="+base, base)
 		cmd.Env = os.Environ()
-		if err := cmd.Start(); err != nil {
+		// In a group of its own: `git daemon` is the git wrapper over the
+		// git-daemon program, and killing the wrapper alone left git-daemon
+		// listening, pushes enabled, after the test (issue 11).
+		g, err := procgroup.Start(cmd)
+		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		t.Cleanup(func() { _ = g.Stop() })
 		for range 100 {
 			if c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
 				c.Close()
@@ -151,7 +157,7 @@ func Daemon(t testing.TB, base string) string {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		_ = cmd.Process.Kill()
+		_ = g.Stop()
 	}
 	t.Fatal("git daemon did not start")
 	return ""
