@@ -218,6 +218,9 @@ func (a *auditor) config(repo *gate.Repo, where string) error {
 	if err != nil {
 		return err
 	}
+	if rep.GitFolder != "" {
+		a.add("git-dir-shape", ".git", "", rep.GitFolder)
+	}
 	if rep.TooLarge {
 		a.add("config-too-large", where, "", rep.ReadSentence)
 	}

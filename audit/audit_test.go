@@ -145,6 +145,20 @@ func TestOtherFindingKinds(t *testing.T) {
 	if got := rules(run(t, link)); len(got["git-dir-redirected"]) != 1 {
 		t.Fatalf("a symlinked .git: %v", got)
 	}
+	shaped := gittest.Init(t, nil)
+	os.Remove(filepath.Join(shaped, ".git", "logs", "HEAD"))
+	if err := os.Symlink("/etc/passwd", filepath.Join(shaped, ".git", "logs", "HEAD")); err != nil {
+		t.Fatal(err)
+	}
+	shapeRep := run(t, shaped)
+	if r := rules(shapeRep); len(r["git-dir-shape"]) != 1 {
+		t.Fatalf("a symlink in .git: %v", r)
+	}
+	for _, f := range shapeRep.Findings {
+		if f.Rule == "git-dir-shape" && !strings.Contains(f.Message, ".git/logs/HEAD") {
+			t.Fatalf("the finding does not name the entry: %q", f.Message)
+		}
+	}
 	clean := run(t, gittest.Init(t, map[string]string{"main.go": "package main\n", ".env.example": "A=\n"}))
 	if len(clean.Findings) != 0 || clean.Fails(Warning) {
 		t.Fatalf("a clean checkout: %+v", clean.Findings)
@@ -254,7 +268,7 @@ func TestEveryRuleIsDescribed(t *testing.T) {
 		fsguard.HazardSymlinkSecret, fsguard.HazardSymlinkGit, fsguard.HazardSymlinkLoop, fsguard.HazardGitLookalike,
 		fsguard.HazardNestedGit, fsguard.HazardControlChar, fsguard.HazardLeadingDash}
 	ids := []string{"config-read-refused", "config-change-refused", "config-include", "config-too-large", "partial-clone",
-		"core-worktree", "submodules", "git-dir-redirected", "secret-tracked", "secret-file", "attributes-driver"}
+		"core-worktree", "submodules", "git-dir-redirected", "git-dir-shape", "secret-tracked", "secret-file", "attributes-driver"}
 	for _, k := range kinds {
 		ids = append(ids, string(k))
 		if hazardSentences[k] == "" {

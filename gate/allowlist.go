@@ -156,44 +156,31 @@ func matchRule(pattern, key string) bool {
 	return !hasSub && name == prest
 }
 
-// valueOK checks a value against the rule's kind.
-func valueOK(kind valueKind, value string, hasValue bool) bool {
+// valueOK checks an entry's value against the rule's kind. Booleans are
+// read as git reads them (bools, from gitsyntax.go).
+func valueOK(kind valueKind, e entry, bools gitBools) bool {
 	switch kind {
 	case boolValue:
-		_, ok := parseBool(value, hasValue)
+		_, ok := bools.read(e)
 		return ok
 	case networkURL:
-		return isNetworkURL(value)
+		return isNetworkURL(e.value)
 	case remoteRef:
-		return isRemoteName(value) || isNetworkURL(value)
+		return isRemoteName(e.value) || isNetworkURL(e.value)
 	}
 	return true
 }
 
 // refuses reports whether a read rule refuses this entry.
-func refuses(r configRule, value string, hasValue bool) bool {
+func refuses(r configRule, e entry, bools gitBools) bool {
 	switch r.Value {
 	case notFalse:
-		b, ok := parseBool(value, hasValue)
+		b, ok := bools.read(e)
 		return !ok || b
 	case notEmpty:
-		return hasValue && value != ""
+		return e.hasValue && e.value != ""
 	}
 	return true
-}
-
-// parseBool reads a git boolean. A key with no value is true.
-func parseBool(v string, hasValue bool) (bool, bool) {
-	if !hasValue {
-		return true, true
-	}
-	switch strings.ToLower(v) {
-	case "true", "yes", "on", "1":
-		return true, true
-	case "false", "no", "off", "0", "":
-		return false, true
-	}
-	return false, false
 }
 
 // isNetworkURL accepts a plain network URL or an scp-like host:path, and

@@ -655,14 +655,23 @@ func TestRepositoryLocation(t *testing.T) {
 		if out := git(t, dir, "cat-file", "-p", blob); !strings.Contains(out, "secret object") {
 			t.Fatalf("not reproduced: %s", out)
 		}
-		_, err := tryOpen(t, dir)
-		wantRefusal(t, err, ErrRedirected)
-		// Planted after opening: the next decision sees it.
-		dir = gittest.Init(t, nil)
+		// The desktop may use a clone that borrows objects; the closed gate
+		// refuses it before any git call.
 		r := open(t, dir)
+		if _, err := r.Status(ctx, desktop); err != nil {
+			t.Fatalf("desktop: %v", err)
+		}
+		_, err := r.Status(ctx, closed)
+		wantRefusal(t, err, ErrGitFolder, "borrows objects", ".git/objects/info/alternates")
+		// Planted after a first call: the next decision sees it.
+		dir = gittest.Init(t, nil)
+		r = open(t, dir)
+		if _, err := r.Status(ctx, closed); err != nil {
+			t.Fatal(err)
+		}
 		write(t, dir, map[string]string{".git/objects/info/alternates": filepath.Join(other, ".git", "objects") + "\n"})
 		_, err = r.Status(ctx, closed)
-		wantRefusal(t, err, ErrRedirected)
+		wantRefusal(t, err, ErrGitFolder, "borrows objects")
 	})
 	t.Run("core.worktree outside", func(t *testing.T) {
 		elsewhere := t.TempDir()

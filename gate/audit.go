@@ -23,6 +23,11 @@ type ConfigReport struct {
 	Submodules   bool      `json:"submodules,omitempty"`
 	PartialClone bool      `json:"partialClone,omitempty"`
 	TooLarge     bool      `json:"tooLarge,omitempty"`
+	// GitFolder is the closed gate's refusal of the git folder's shape (a
+	// symlink, FIFO, device or hard-linked file where git keeps state, or
+	// borrowed objects), "" when it has none. The config is then not
+	// listed: git would read it through whatever the folder holds.
+	GitFolder string `json:"gitFolder,omitempty"`
 	// ReadSentence and ChangeSentence are what a phone with the switch off
 	// is told by each gate ("" when that gate lets it through).
 	ReadSentence   string `json:"readSentence,omitempty"`
@@ -36,6 +41,10 @@ type ConfigReport struct {
 func (r *Repo) AuditConfig(ctx context.Context, t trust.Trust) (*ConfigReport, error) {
 	if !t.Closed() {
 		return &ConfigReport{Findings: []Finding{}}, nil
+	}
+	if err := r.checkLayout("use Git on this checkout"); err != nil {
+		s := refusal.Sentence(err)
+		return &ConfigReport{Findings: []Finding{}, GitFolder: s, ReadSentence: s, ChangeSentence: s}, nil
 	}
 	d, err := r.cachedDecision(ctx, t)
 	if err != nil && !errors.Is(err, ErrRefused) {
@@ -216,10 +225,7 @@ func OpenBare(dir string, opts Options) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Repo{git: gitPath, gitDir: canon, commonDir: canon, maxTime: opts.Timeout, home: opts.Home}
-	if err := r.checkAlternates(); err != nil {
-		return nil, err
-	}
+	r := &Repo{git: gitPath, gitDir: canon, commonDir: canon, maxTime: opts.Timeout, home: opts.Home, wall: wall{memory: memoryLimit(opts)}}
 	if r.commonFD, err = fileid.OpenDir(canon); err != nil {
 		return nil, fmt.Errorf("gate: %w", err)
 	}

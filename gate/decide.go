@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/gatehouse/gatehouse/internal/fileid"
 	"github.com/gatehouse/gatehouse/internal/refusal"
@@ -43,8 +44,8 @@ type Finding struct {
 
 // decision is what the config listing decided for closed calls.
 type decision struct {
-	// worktreeConfig: the listing had extensions.worktreeConfig on, so
-	// config.worktree is part of the decision (and of its cache key).
+	// worktreeConfig: config.worktree existed and was listed with the
+	// local config.
 	worktreeConfig bool
 	findings       []Finding
 	// defined lists the drivers the local config defines, by kind (filter,
@@ -61,9 +62,12 @@ type decision struct {
 // everything forced for everyone.
 var openDecision = &decision{}
 
-// cached is the last decision and the identity of every file it read.
+// cached is the last decision and the identity of every config file it
+// read. The git folder's shape (layout.go) is checked before the cache is
+// consulted, so a symlinked config, or one swapped for a link, never reaches
+// this comparison.
 type cached struct {
-	ids [3]fileid.ID // config, config.worktree, objects/info/alternates
+	ids [2]fileid.ID // config, config.worktree
 	d   *decision
 }
 
@@ -73,6 +77,11 @@ type cached struct {
 func (r *Repo) decide(ctx context.Context, t trust.Trust, lvl level, action string) (*decision, error) {
 	if !t.Closed() {
 		return openDecision, nil
+	}
+	if !r.shapeOffForTest {
+		if err := r.checkLayout(action); err != nil {
+			return nil, err
+		}
 	}
 	d, err := r.cachedDecision(ctx, t)
 	if err != nil {
@@ -87,53 +96,46 @@ func (r *Repo) decide(ctx context.Context, t trust.Trust, lvl level, action stri
 	return d, nil
 }
 
-// identities stats the files a decision read: config and
-// objects/info/alternates in the common git folder (through its held
-// descriptor), and config.worktree only while the last decision had
-// per-worktree config on (turning it on changes config itself, which is
-// always stat'ed).
-func (r *Repo) identities(worktreeConfig bool) ([3]fileid.ID, error) {
-	var ids [3]fileid.ID
+// worktreeConfig is the per-worktree config file git reads for this
+// checkout when extensions.worktreeConfig is on: config.worktree in the
+// checkout's own git folder (the main one's, or worktrees/NAME for a linked
+// worktree).
+func (r *Repo) worktreeConfig() string { return filepath.Join(r.gitDir, "config.worktree") }
+
+// identities stats the config files a decision reads.
+func (r *Repo) identities() ([2]fileid.ID, error) {
+	var ids [2]fileid.ID
 	var err error
 	if ids[0], err = fileid.At(r.commonFD, "config"); err != nil {
 		return ids, fmt.Errorf("gate: %w", err)
 	}
-	if worktreeConfig {
-		if ids[1], err = fileid.Lstat(filepath.Join(r.gitDir, "config.worktree")); err != nil {
-			return ids, fmt.Errorf("gate: %w", err)
-		}
-	}
-	if ids[2], err = fileid.At(r.commonFD, "objects/info/alternates"); err != nil {
+	if ids[1], err = fileid.Lstat(r.worktreeConfig()); err != nil {
 		return ids, fmt.Errorf("gate: %w", err)
 	}
 	return ids, nil
 }
 
 // cachedDecision returns the decision for the config as it is now: from the
-// cache when no file it read changed (a few lstats, no process), else from a
-// fresh listing (one git process, two with per-worktree config).
+// cache when no file it read changed (two stats, no process), else from a
+// fresh listing.
 func (r *Repo) cachedDecision(ctx context.Context, t trust.Trust) (*decision, error) {
 	r.mu.Lock()
 	c := r.cache
 	r.mu.Unlock()
-	ids, err := r.identities(c.d == nil || c.d.worktreeConfig)
+	ids, err := r.identities()
 	if err != nil {
 		return nil, err
 	}
 	if c.d != nil && c.ids == ids {
 		return c.d, nil
 	}
-	if ids[2] != c.ids[2] {
-		if err := r.checkAlternates(); err != nil {
-			return nil, err
-		}
-	}
-	d, err := r.freshDecision(ctx, t)
+	listed := time.Now()
+	d, err := r.freshDecision(ctx, t, ids[1] != fileid.ID{})
 	if err != nil {
 		return nil, err
 	}
-	if !d.worktreeConfig {
-		ids[1] = fileid.ID{}
+	if racy(ids[0], listed) || racy(ids[1], listed) {
+		return d, nil // too fresh to be sure the next stat would see a change
 	}
 	r.mu.Lock()
 	r.cache = cached{ids: ids, d: d}
@@ -141,40 +143,38 @@ func (r *Repo) cachedDecision(ctx context.Context, t trust.Trust) (*decision, er
 	return d, nil
 }
 
-// freshDecision lists the local config (and the worktree config when
-// extensions.worktreeConfig is on) through git itself, never a parser of
-// gatehouse's own: a parser that read a file differently from git would be a
-// hole (CVE-2025-48384 is such a difference).
-func (r *Repo) freshDecision(ctx context.Context, t trust.Trust) (*decision, error) {
+// freshDecision lists the local config through git itself, never a parser
+// of gatehouse's own: a parser that read a file differently from git would
+// be a hole (CVE-2025-48384 is such a difference). A config.worktree that
+// exists is listed too, whatever extensions.worktreeConfig says: git reads
+// that switch as a boolean with rules of its own (2, 1k and 0x1 are all
+// true), and judging a file git might not read costs nothing but caution.
+// Every boolean the rules depend on is then read as git reads it
+// (gitsyntax.go).
+func (r *Repo) freshDecision(ctx context.Context, t trust.Trust, hasWorktreeConfig bool) (*decision, error) {
 	listing := &decision{} // the bootstrap call needs no overrides: listing runs no filter
 	entries, large, err := r.listConfig(ctx, t, listing, "--local")
 	if err != nil {
 		return nil, err
 	}
-	worktreeConfig := false
-	for _, e := range entries {
-		if e.key == "extensions.worktreeconfig" {
-			on, _ := parseBool(e.value, e.hasValue)
-			worktreeConfig = worktreeConfig || on
-			if _, err := os.Lstat(filepath.Join(r.gitDir, "config.worktree")); err != nil {
-				continue // on, but no per-worktree file yet: nothing more to read
-			}
-			if on {
-				more, l2, err := r.listConfig(ctx, t, listing, "--worktree")
-				if err != nil {
-					return nil, err
-				}
-				entries, large = append(entries, more...), large || l2
-			}
+	if hasWorktreeConfig {
+		more, l2, err := r.listConfig(ctx, t, listing, "--file", r.worktreeConfig())
+		if err != nil {
+			return nil, err
 		}
+		entries, large = append(entries, more...), large || l2
 	}
-	d := classify(entries)
-	d.tooLarge, d.worktreeConfig = large, worktreeConfig
+	bools, err := r.readBools(ctx, t, listing, entries)
+	if err != nil {
+		return nil, err
+	}
+	d := classify(entries, bools)
+	d.tooLarge, d.worktreeConfig = large, hasWorktreeConfig
 	return d, nil
 }
 
-func (r *Repo) listConfig(ctx context.Context, t trust.Trust, d *decision, scope string) ([]entry, bool, error) {
-	res, err := r.run(ctx, t, d, call{sub: subConfig, opts: []string{scope, "--list", "-z"}, okExit: []int{1}})
+func (r *Repo) listConfig(ctx context.Context, t trust.Trust, d *decision, scope ...string) ([]entry, bool, error) {
+	res, err := r.run(ctx, t, d, call{sub: subConfig, opts: append(scope, "--list", "-z"), okExit: []int{1}})
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		// git cannot read the config itself (a bad value, a broken file):
@@ -204,7 +204,7 @@ func parseListing(out []byte) []entry {
 
 // classify applies the Read gate's refusals and the Change gate's allowlist
 // to every entry, and collects the filter drivers to switch off.
-func classify(entries []entry) *decision {
+func classify(entries []entry, bools gitBools) *decision {
 	d := &decision{defined: map[string]map[string]bool{}}
 	drivers := map[string]bool{}
 	for _, e := range entries {
@@ -219,11 +219,11 @@ func classify(entries []entry) *decision {
 				}
 			}
 		}
-		if r, ok := firstRule(readRefusals, e.key); ok && refuses(r, e.value, e.hasValue) {
+		if r, ok := firstRule(readRefusals, e.key); ok && refuses(r, e, bools) {
 			d.findings = append(d.findings, Finding{Key: e.key, Value: e.value, Gate: "read", Reason: r.Reason})
 			continue
 		}
-		if r, ok := firstRule(allowlist, e.key); ok && valueOK(r.Value, e.value, e.hasValue) {
+		if r, ok := firstRule(allowlist, e.key); ok && valueOK(r.Value, e, bools) {
 			continue
 		} else if ok {
 			d.findings = append(d.findings, Finding{Key: e.key, Value: e.value, Gate: "change",

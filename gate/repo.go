@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -54,6 +53,11 @@ type Repo struct {
 	mu    sync.Mutex // guards cache
 	cache cached
 
+	shape layout // the git folder's shape, as the last walk saw it (layout.go)
+	// shapeOffForTest switches the shape check off, so a test can prove the
+	// kernel wall holds alone. Only this package's tests can set it.
+	shapeOffForTest bool
+
 	started atomic.Int64 // git processes started, for tests and doctor
 }
 
@@ -80,8 +84,9 @@ func gitBinary(opts Options) (string, error) {
 // Open finds the git folder of the served folder root and validates it: a
 // real .git folder inside it, or a .git file whose "gitdir:" leads to a
 // linked worktree of a checkout in opts.Served. A symlinked .git, a
-// commondir or alternates leading elsewhere, and a folder that is not itself
-// a checkout (git is never allowed to search parent folders) are refused.
+// commondir leading elsewhere, and a folder that is not itself a checkout
+// (git is never allowed to search parent folders) are refused. What lies
+// inside the git folder is checked before each closed call (layout.go).
 func Open(root *fsguard.Root, opts Options) (*Repo, error) {
 	gitPath, err := gitBinary(opts)
 	if err != nil {
@@ -89,9 +94,6 @@ func Open(root *fsguard.Root, opts Options) (*Repo, error) {
 	}
 	r := &Repo{root: root, git: gitPath, workTree: root.Path(), maxTime: opts.Timeout, home: opts.Home}
 	if err := r.locate(opts.Served); err != nil {
-		return nil, err
-	}
-	if err := r.checkAlternates(); err != nil {
 		return nil, err
 	}
 	if r.commonFD, err = fileid.OpenDir(r.commonDir); err != nil {
@@ -178,34 +180,6 @@ func sameFileName(a, b string) bool {
 	ca, err1 := filepath.EvalSymlinks(a)
 	cb, err2 := filepath.EvalSymlinks(b)
 	return err1 == nil && err2 == nil && ca == cb
-}
-
-// checkAlternates refuses objects/info/alternates that lead outside the
-// repository: git would read objects from another repository.
-func (r *Repo) checkAlternates() error {
-	p := filepath.Join(r.commonDir, "objects", "info", "alternates")
-	data, err := fsguard.ReadMetadata(p, maxMetadata)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("%w: alternates: %v", ErrRedirected, err)
-	}
-	objects := filepath.Join(r.commonDir, "objects")
-	for line := range bytes.SplitSeq(data, []byte("\n")) {
-		alt := strings.TrimSpace(string(line))
-		if alt == "" || strings.HasPrefix(alt, "#") {
-			continue
-		}
-		if !filepath.IsAbs(alt) {
-			alt = filepath.Join(objects, alt)
-		}
-		canon, err := filepath.EvalSymlinks(alt)
-		if err != nil || !strings.HasPrefix(canon+"/", r.commonDir+"/") {
-			return fmt.Errorf("%w: alternates lead outside the repository", ErrRedirected)
-		}
-	}
-	return nil
 }
 
 // Root is the served folder the repository works in.

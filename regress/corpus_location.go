@@ -47,7 +47,7 @@ var locationCases = []Case{
 		Plain: func(e *Env) string { out, _ := e.Run(e.Dir, "show", "HEAD:theirs.txt"); return out },
 		Fired: leaks("THEIR-SECRET-MARKER"), Method: "git.status", Params: view,
 		Want: Want{Unserved: true, Sentence: redirected}},
-	{Name: "alternates-outside", Attack: "objects/info/alternates lets git read another repository's objects",
+	{Name: "alternates-outside", Attack: "objects/info/alternates lets git read another repository's objects (the desktop may still use such a clone)",
 		Build: func(e *Env) {
 			other := otherRepo(e)
 			e.Var("blob", strings.TrimSpace(e.Git(other, "rev-parse", "HEAD:theirs.txt")))
@@ -56,7 +56,7 @@ var locationCases = []Case{
 		},
 		Plain: func(e *Env) string { out, _ := e.Run(e.Dir, "cat-file", "-p", e.Get("blob")); return out },
 		Fired: leaks("THEIR-SECRET-MARKER"), Method: "git.status", Params: view,
-		Want: Want{Unserved: true, Sentence: redirected}},
+		Want: refused(borrows)},
 	{Name: "gitdir-to-an-unserved-repository", Attack: "a .git file makes the folder a worktree of a repository nobody chose to serve",
 		Build: func(e *Env) {
 			other := otherRepo(e)
@@ -117,7 +117,7 @@ var argCases = []Case{
 // Corpus is every case, by family.
 func Corpus() []Case {
 	var all []Case
-	for _, family := range [][]Case{hookCases, configCases, networkCases, fileCases, locationCases, argCases, diffHeaderCases} {
+	for _, family := range [][]Case{hookCases, configCases, networkCases, fileCases, locationCases, gitFolderCases, argCases, diffHeaderCases} {
 		all = append(all, family...)
 	}
 	return all
