@@ -58,6 +58,8 @@ var (
 		"Git could not do this here. Check the checkout on the computer.")
 	ErrTimeout = refusal.New(refusal.Retry, "git timed out",
 		"Git took too long and was stopped. Try again, or check the checkout on the computer.")
+	ErrOutOfMemory = refusal.New(refusal.Refused, "git out of memory",
+		"Git needed more memory than gatehouse allows for a phone (1 GiB); the repository may hold a huge object. Use Git on the computer for this checkout.")
 	ErrNotWorktree = refusal.New(refusal.BadParams, "not a linked worktree",
 		"This checkout is not a worktree gatehouse made.")
 	ErrExists = refusal.New(refusal.Conflict, "already exists",

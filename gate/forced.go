@@ -42,6 +42,16 @@ var closedAll = []Option{
 	{"push.gpgSign", "false", "the same, for signed pushes"},
 	{"log.showSignature", "false", "showing a signature runs gpg.program or gpg.ssh.program"},
 	{"log.mailmap", "false", "log would read .mailmap and mailmap.file: a FIFO there hangs it, and mailmap.file names any file"},
+	// The memory bound (confine.go) holds every closed git child under
+	// RLIMIT_AS, 256 MiB at the least; these keep git's own caches well
+	// inside the smallest bound, so a big repository still works under it.
+	{"core.packedGitWindowSize", "32m", "a pack is mapped in 32 MiB windows, not 1 GiB ones: a multi-GiB pack fits under the memory bound"},
+	{"core.packedGitLimit", "128m", "at most 128 MiB of pack windows mapped at once; git unmaps the least used first"},
+	{"core.deltaBaseCacheLimit", "32m", "the cache of inflated delta bases stays small"},
+	{"core.bigFileThreshold", "32m", "a blob over 32 MiB is streamed (checkout, index-pack) and never deltified, so it is not held whole in memory twice"},
+	{"pack.windowMemory", "64m", "a push's delta search holds at most 64 MiB of objects"},
+	{"pack.deltaCacheSize", "32m", "and caches at most 32 MiB of deltas (default 256 MiB)"},
+	{"pack.threads", "1", "one delta-search thread: window memory is per thread, so the two bounds above are the total"},
 }
 
 // closedOffline is forced for a closed gate on calls that need no network:
@@ -54,6 +64,7 @@ var closedOffline = []Option{
 // closedEnv is added to the environment for a closed gate.
 var closedEnv = []Option{
 	{"GIT_ALLOW_PROTOCOL", "https:http:ssh:git", "pins the transports over any protocol.<name>.allow a config names"},
+	{"MALLOC_ARENA_MAX", "2", "glibc reserves 64 MiB of address space per malloc arena, one per thread up to 8 per core; git's threaded index preload would spend the memory bound on reservations"},
 	{"GIT_NO_LAZY_FETCH", "1", "a partial clone never fetches a missing object behind the phone's back (git 2.44 and later; older gits rely on the partial-clone refusal)"},
 }
 

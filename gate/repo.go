@@ -33,6 +33,10 @@ type Options struct {
 	// the regression runner gives each case a home of its own, so no global
 	// config of the person running it takes part.
 	Home string
+	// MemoryLimitMiB bounds the address space (RLIMIT_AS) of every git
+	// process the closed gate starts; 0 means DefaultMemoryLimitMiB, and
+	// less than MinMemoryLimitMiB reads as the minimum.
+	MemoryLimitMiB int
 }
 
 // Repo is one checkout whose git folder has been found and validated. Every
@@ -46,7 +50,8 @@ type Repo struct {
 	linked    bool
 	maxTime   time.Duration
 	home      string
-	commonFD  int // the common git folder, held open for cheap stats of its files
+	commonFD  int  // the common git folder, held open for cheap stats of its files
+	wall      wall // the kernel's confinement and memory bound of closed git children (confine.go)
 
 	change sync.Mutex // one git change at a time per checkout
 
@@ -92,7 +97,7 @@ func Open(root *fsguard.Root, opts Options) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Repo{root: root, git: gitPath, workTree: root.Path(), maxTime: opts.Timeout, home: opts.Home}
+	r := &Repo{root: root, git: gitPath, workTree: root.Path(), maxTime: opts.Timeout, home: opts.Home, wall: wall{memory: memoryLimit(opts)}}
 	if err := r.locate(opts.Served); err != nil {
 		return nil, err
 	}

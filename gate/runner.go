@@ -133,7 +133,10 @@ func (r *Repo) run(ctx context.Context, t trust.Trust, d *decision, c call) (*re
 	errOut := &bounded{max: maxStderr}
 	cmd.Stdout, cmd.Stderr = out, errOut
 	r.started.Add(1)
-	err := cmd.Run()
+	err := r.start(cmd, t, c.sub) // closed: inside the kernel wall (confine_linux.go)
+	if err == nil {
+		err = cmd.Wait()
+	}
 	res := &result{stdout: out.buf.Bytes(), stderr: errOut.buf.Bytes(), truncated: out.over}
 	if cmd.ProcessState != nil {
 		res.exit = cmd.ProcessState.ExitCode()
@@ -152,6 +155,9 @@ func (r *Repo) run(ctx context.Context, t trust.Trust, d *decision, c call) (*re
 			if res.exit == ok {
 				return res, nil
 			}
+		}
+		if t.Closed() && outOfMemory(ee, res.stderr) {
+			return res, refuseMemory(c.sub, r.wall.limit(), res)
 		}
 		return res, &ExitError{Sub: c.sub.name, Code: res.exit, Stderr: string(res.stderr)}
 	}

@@ -1,0 +1,107 @@
+package gate
+
+import (
+	"bytes"
+	"fmt"
+	"os/exec"
+	"syscall"
+
+	"github.com/gatehouse/gatehouse/internal/refusal"
+)
+
+// The kernel wall: every git process the closed gate starts is confined by
+// the kernel (Landlock, on Linux) to the checkout's folders and git's own
+// installation, and bounded in memory (RLIMIT_AS). The gates of decide.go
+// and forced.go keep a repository from naming a program or a file; the wall
+// holds when they miss something (a symlink inside .git, a hostile object
+// that inflates to gigabytes). confine_linux.go builds it; confine_other.go
+// says it is not there.
+
+// Memory bounds of a closed git child, in MiB.
+const (
+	// DefaultMemoryLimitMiB is RLIMIT_AS for a closed git child when the
+	// settings name none: large enough for git on a big repository with
+	// the pack windows of forced.go, small enough for a laptop.
+	DefaultMemoryLimitMiB = 1024
+	// MinMemoryLimitMiB is the smallest bound a setting may ask for: below
+	// it git's own mappings (libraries, index, the forced pack windows)
+	// no longer fit.
+	MinMemoryLimitMiB = 256
+)
+
+// memoryLimit is the bound in bytes for the options: the default when
+// unset, never below the minimum.
+func memoryLimit(opts Options) uint64 {
+	mib := opts.MemoryLimitMiB
+	if mib == 0 {
+		mib = DefaultMemoryLimitMiB
+	}
+	return uint64(max(mib, MinMemoryLimitMiB)) << 20
+}
+
+// ErrWallBroken is the refusal of every closed call when the kernel claims
+// Landlock but a confined child could still write outside its folder: the
+// wall gatehouse counts on is not there, so it fails closed.
+var ErrWallBroken = refusal.New(refusal.Refused, "kernel wall not enforced",
+	"This computer's kernel says it confines programs but did not in gatehouse's self-test, so gatehouse won't run Git for a phone here. Run gatehouse doctor on the computer.")
+
+// WallReport says which of the kernel's walls are in force on this system,
+// for gatehouse doctor.
+type WallReport struct {
+	// Landlock is "ABI n", "missing (...)", "not enforced (...)" or "not
+	// available on macOS".
+	Landlock string
+	// Enforced: closed git children are confined by the kernel.
+	Enforced bool
+	// Memory describes the memory bound of a closed git child.
+	Memory string
+}
+
+// outOfMemory reports whether a git child that failed was stopped by the
+// memory bound: git's own "Out of memory" or "Cannot allocate memory" death
+// (exit 128), or a signal the bound raises (SIGSEGV when the stack cannot
+// grow, SIGBUS, SIGKILL from the kernel's OOM killer or a cgroup).
+func outOfMemory(ee *exec.ExitError, stderr []byte) bool {
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		switch ws.Signal() {
+		case syscall.SIGKILL, syscall.SIGSEGV, syscall.SIGBUS:
+			return true
+		}
+	}
+	return ee.ExitCode() == 128 && (bytes.Contains(stderr, []byte("Out of memory")) ||
+		bytes.Contains(stderr, []byte("Cannot allocate memory")))
+}
+
+// refuseMemory is the refusal of a closed call stopped by the memory bound:
+// the device sees the bound; the log keeps git's own words.
+func refuseMemory(s sub, limit uint64, res *result) error {
+	why := refusal.Errorf(ErrOutOfMemory,
+		"Git needed more memory than gatehouse allows for a phone (%s); the repository may hold a huge object. Use Git on the computer for this checkout.",
+		mib(limit))
+	return fmt.Errorf("git %s: exit %d: %q: %w", s.name, res.exit, bytes.TrimSpace(res.stderr), why)
+}
+
+// mib writes a bound the way a person reads it: "1 GiB", "768 MiB".
+func mib(limit uint64) string {
+	if limit%(1<<30) == 0 {
+		return fmt.Sprintf("%d GiB", limit>>30)
+	}
+	return fmt.Sprintf("%d MiB", limit>>20)
+}
+
+// wall is what the kernel wall holds for one Repo.
+type wall struct {
+	memory uint64 // RLIMIT_AS of a closed git child, in bytes
+	// landlockOffForTest leaves Landlock off, so a test proves the memory
+	// bound alone. Only tests in this package set it.
+	landlockOffForTest bool
+}
+
+// limit is the memory bound in bytes; a Repo not made by Open or OpenBare
+// gets the default.
+func (w wall) limit() uint64 {
+	if w.memory == 0 {
+		return DefaultMemoryLimitMiB << 20
+	}
+	return w.memory
+}

@@ -1,0 +1,473 @@
+//go:build linux
+
+package gate
+
+import (
+	"context"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/gatehouse/gatehouse/trust"
+	"golang.org/x/sys/unix"
+)
+
+// Landlock access rights, grouped the way the wall grants them. Each group
+// is cut down to what the kernel's ABI knows (handledFS) before use.
+const (
+	fsRead = unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR
+	// fsExec: run a program (and read it: the loader maps it).
+	fsExec = fsRead | unix.LANDLOCK_ACCESS_FS_EXECUTE
+	// fsWrite is what git does in its own folders and the work tree:
+	// files, folders and symlinks (a checkout of a symlink entry), renames
+	// of lock files into place (REFER, across folders for objects), and
+	// truncation. No FIFO, socket or device node: git makes none.
+	fsWrite = fsRead | unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_REMOVE_DIR |
+		unix.LANDLOCK_ACCESS_FS_REMOVE_FILE | unix.LANDLOCK_ACCESS_FS_MAKE_DIR |
+		unix.LANDLOCK_ACCESS_FS_MAKE_REG | unix.LANDLOCK_ACCESS_FS_MAKE_SYM |
+		unix.LANDLOCK_ACCESS_FS_REFER | unix.LANDLOCK_ACCESS_FS_TRUNCATE
+	// fsFileOnly are the rights a rule on a file (not a folder) may carry.
+	fsFileOnly = unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
+		unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_TRUNCATE | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+)
+
+// handledFS is every filesystem right the ABI knows: all of them are
+// refused unless a rule grants them. ABI 1 cannot handle REFER, so every
+// rename across folders is refused there (git's lock files rename within
+// one folder; a loose object too); TRUNCATE is ABI 3, IOCTL_DEV ABI 5.
+// Rights of later ABIs than 7 (RESOLVE_UNIX) are left unhandled on
+// purpose: a network call reaches the user's SSH agent through its socket.
+func handledFS(abi int) uint64 {
+	h := uint64(1<<13 - 1) // ABI 1: EXECUTE through MAKE_SYM
+	if abi >= 2 {
+		h |= unix.LANDLOCK_ACCESS_FS_REFER
+	}
+	if abi >= 3 {
+		h |= unix.LANDLOCK_ACCESS_FS_TRUNCATE
+	}
+	if abi >= 5 {
+		h |= unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+	}
+	return h
+}
+
+// rulesetAttr is struct landlock_ruleset_attr up to ABI 6 (scoped); its
+// size tells the kernel which fields are there.
+type rulesetAttr struct {
+	fs, net, scoped uint64
+}
+
+// landlock is the kernel's answer, asked once: its ABI version, 0 when
+// Landlock is missing or switched off at boot.
+var landlock = sync.OnceValue(func() int {
+	abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if errno != 0 {
+		return 0
+	}
+	return int(abi)
+})
+
+// rule grants access beneath path (or to the file path).
+type rule struct {
+	path   string
+	access uint64
+}
+
+// wallRules is the whole policy of one closed call, and why:
+//
+//   - the checkout's work tree and git folders: read and write, no execute.
+//     They are what the operation is about; nothing in them may run.
+//   - git's own installation (its binary, its exec path with the git-*
+//     programs it starts, the ELF loader): read and execute. Every closed
+//     call runs git and only git.
+//   - /usr and /lib*: read only (shared libraries, templates, zoneinfo); a
+//     program there still cannot run, except as the network rules say.
+//   - the config files git reads for the user (/etc/gitconfig,
+//     ~/.gitconfig, ~/.config/git): read only, each by name where it is a
+//     file, so the rest of HOME stays closed.
+//   - /dev/null: read and write; /dev/urandom: read.
+//
+// A network call (push, fetch) also runs the user's own SSH and credential
+// helper (seed Rounds 8 and 9: a phone's push uses what the person set up),
+// which git starts through /bin/sh and finds on PATH: so it may execute the
+// system shell and the folders of gatehouse's PATH (never one inside the
+// checkout, where the repository could have written a program), and read
+// TLS certificates, name-service files, ~/.ssh, ~/.netrc,
+// ~/.git-credentials and ~/.config (a helper such as gh keeps its login
+// there). The repository itself names no program for it: decide.go refuses
+// every key that would.
+func (r *Repo) wallRules(in *install, s sub) []rule {
+	home := r.home
+	if home == "" {
+		home = os.Getenv("HOME")
+	}
+	rules := []rule{
+		{r.workTree, fsWrite}, {r.gitDir, fsWrite}, {r.commonDir, fsWrite},
+		{r.git, fsExec}, {in.execPath, fsExec}, {in.loader, fsExec},
+		{"/usr", fsRead}, {"/lib", fsRead}, {"/lib64", fsRead}, {"/lib32", fsRead}, {"/libx32", fsRead},
+		{"/etc/ld.so.cache", fsRead}, {"/etc/gitconfig", fsRead},
+		{"/etc/passwd", fsRead}, {"/etc/group", fsRead}, {"/etc/nsswitch.conf", fsRead}, {"/etc/localtime", fsRead},
+		{"/dev/null", fsRead | unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_TRUNCATE},
+		{"/dev/urandom", fsRead},
+	}
+	if home != "" {
+		rules = append(rules, rule{filepath.Join(home, ".gitconfig"), fsRead}, rule{filepath.Join(home, ".config", "git"), fsRead})
+	}
+	if s.name == subWorktree.name && r.workTree != "" {
+		// git worktree add and remove write the new worktree, which
+		// gatehouse (not the device) places beside the checkout: see
+		// CreateWorktree.
+		rules = append(rules, rule{filepath.Join(filepath.Dir(r.workTree), filepath.Base(r.workTree)+".worktrees"), fsWrite})
+	}
+	if !s.network {
+		return rules
+	}
+	rules = append(rules, rule{"/bin/sh", fsExec}, rule{"/etc/ssl", fsRead}, rule{"/etc/pki", fsRead},
+		rule{"/etc/ca-certificates", fsRead}, rule{"/etc/ssh", fsRead}, rule{"/etc/resolv.conf", fsRead},
+		rule{"/etc/hosts", fsRead}, rule{"/etc/host.conf", fsRead}, rule{"/etc/services", fsRead}, rule{"/etc/gai.conf", fsRead})
+	if home != "" {
+		for _, p := range []string{".ssh", ".netrc", ".git-credentials", ".config"} {
+			rules = append(rules, rule{filepath.Join(home, p), fsRead})
+		}
+	}
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if filepath.IsAbs(dir) && !r.holds(dir) {
+			rules = append(rules, rule{dir, fsExec})
+		}
+	}
+	return rules
+}
+
+// holds reports whether dir is, or is inside or above, one of the
+// checkout's folders: a PATH entry there could run what the repository
+// wrote.
+func (r *Repo) holds(dir string) bool {
+	canon, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return true
+	}
+	for _, f := range []string{r.workTree, r.gitDir, r.commonDir} {
+		if f != "" && (within(canon, f) || within(f, canon)) {
+			return true
+		}
+	}
+	return false
+}
+
+func within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// ruleset builds the Landlock ruleset of one closed call and returns its
+// descriptor. A path that does not exist on this system is left out.
+func ruleset(abi int, rules []rule, s sub) (int, error) {
+	attr := rulesetAttr{fs: handledFS(abi)}
+	size := unsafe.Sizeof(attr.fs)
+	if abi >= 4 {
+		// No TCP for a call that needs no network: nothing a repository
+		// names can make status or commit connect anywhere.
+		if !s.network {
+			attr.net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
+		}
+		size += unsafe.Sizeof(attr.net)
+	}
+	if abi >= 6 {
+		// No signal to, and no abstract socket of, any process outside
+		// the child's own domain (gatehouse included).
+		attr.scoped = unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | unix.LANDLOCK_SCOPE_SIGNAL
+		size += unsafe.Sizeof(attr.scoped)
+	}
+	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), size, 0)
+	if errno != 0 {
+		return -1, fmt.Errorf("landlock_create_ruleset: %w", errno)
+	}
+	for _, ru := range rules {
+		if err := addRule(int(fd), ru, attr.fs); err != nil {
+			unix.Close(int(fd))
+			return -1, err
+		}
+	}
+	return int(fd), nil
+}
+
+// addRule adds one path rule; a missing path is skipped.
+func addRule(fd int, ru rule, handled uint64) error {
+	if ru.path == "" {
+		return nil
+	}
+	pfd, err := unix.Open(ru.path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("landlock rule %s: %w", ru.path, err)
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return fmt.Errorf("landlock rule %s: %w", ru.path, err)
+	}
+	access := ru.access & handled
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		access &= fsFileOnly
+	}
+	attr := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(pfd)}
+	_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(fd), unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
+	if errno != 0 {
+		return fmt.Errorf("landlock rule %s: %w", ru.path, errno)
+	}
+	return nil
+}
+
+// install is what the wall needs to know of one git binary.
+type install struct {
+	execPath string // git --exec-path: the git-* programs git starts
+	loader   string // the ELF interpreter the kernel opens to run git
+}
+
+// installs caches install per git binary: asked once each.
+var installs sync.Map // git path → func() (*install, error)
+
+func installOf(git string) (*install, error) {
+	f, _ := installs.LoadOrStore(git, sync.OnceValues(func() (*install, error) {
+		r := &Repo{git: git, workTree: "/", gitDir: "/nonexistent", commonDir: "/nonexistent"}
+		res, err := r.run(context.Background(), trust.Desktop(), openDecision,
+			call{sub: sub{name: "--exec-path", readOnly: true, timeout: 10 * time.Second, maxOut: 4 << 10}})
+		if err != nil {
+			return nil, err
+		}
+		in := &install{execPath: strings.TrimSpace(string(res.stdout))}
+		if e, err := elf.Open(git); err == nil {
+			for _, p := range e.Progs {
+				if p.Type == elf.PT_INTERP {
+					buf := make([]byte, p.Filesz)
+					if _, err := p.ReadAt(buf, 0); err == nil {
+						in.loader = strings.TrimRight(string(buf), "\x00")
+					}
+				}
+			}
+			e.Close()
+		}
+		return in, nil
+	}))
+	return f.(func() (*install, error))()
+}
+
+// start starts cmd; for a closed trust, inside the kernel wall. The wall is
+// put up on a thread of its own that is never given back to the Go runtime
+// (no UnlockOSThread: the runtime ends the thread with the goroutine), so
+// gatehouse itself stays unconfined while the child, forked from that
+// thread, inherits the Landlock domain.
+//
+// The memory bound is made atomic with exec: the child is started traced
+// (PTRACE_TRACEME), so it stops at its first instruction of git; the bound
+// is set with prlimit while it is stopped, and only then does it run.
+// Where ptrace is refused (Yama ptrace_scope 3), the bound is set right
+// after the start instead: for those few microseconds git runs unbounded,
+// far too short to read a hostile object.
+func (r *Repo) start(cmd *exec.Cmd, t trust.Trust, s sub) error {
+	if !t.Closed() {
+		return cmd.Start()
+	}
+	st := wallState(r.git)
+	if st.broken != nil {
+		return st.broken
+	}
+	fd := -1
+	if st.abi > 0 && !r.wall.landlockOffForTest {
+		in, err := installOf(r.git)
+		if err != nil {
+			return err
+		}
+		if fd, err = ruleset(st.abi, r.wallRules(in, s), s); err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+	}
+	limit := r.wall.limit()
+	done := make(chan error, 1)
+	go func() { done <- confinedStart(cmd, fd, limit, st.ptrace) }()
+	return <-done
+}
+
+// confinedStart runs on a thread it locks and never unlocks (see start).
+func confinedStart(cmd *exec.Cmd, fd int, limit uint64, traced bool) error {
+	runtime.LockOSThread()
+	if fd >= 0 {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("no_new_privs: %w", err)
+		}
+		if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(fd), 0, 0); errno != 0 {
+			return fmt.Errorf("landlock_restrict_self: %w", errno)
+		}
+	}
+	cmd.SysProcAttr.Ptrace = traced
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	if err := bound(cmd.Process.Pid, limit, traced); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return err
+	}
+	return nil
+}
+
+// bound sets RLIMIT_AS on the child; traced, it first waits for the stop
+// at exec and lets the child go after.
+func bound(pid int, limit uint64, traced bool) error {
+	if traced {
+		var ws unix.WaitStatus
+		if _, err := unix.Wait4(pid, &ws, unix.WALL, nil); err != nil {
+			return fmt.Errorf("wait for exec stop: %w", err)
+		}
+		if !ws.Stopped() {
+			return fmt.Errorf("git ended before its memory bound was set (%v)", ws)
+		}
+	}
+	lim := unix.Rlimit{Cur: limit, Max: limit}
+	err := unix.Prlimit(pid, unix.RLIMIT_AS, &lim, nil)
+	if traced {
+		if derr := unix.PtraceDetach(pid); err == nil && derr != nil {
+			err = derr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("memory bound: %w", err)
+	}
+	return nil
+}
+
+// state is what the once-only self-test found.
+type state struct {
+	abi    int   // Landlock ABI in force, 0 when missing
+	ptrace bool  // the memory bound can be set at the exec stop
+	broken error // non-nil: every closed call fails with it
+	note   string
+}
+
+var (
+	selfTestOnce sync.Once
+	selfTested   state
+)
+
+// wallState runs the self-test once (the first closed call, or doctor) and
+// returns what it found.
+func wallState(git string) state {
+	selfTestOnce.Do(func() { selfTested = selfTest(git) })
+	return selfTested
+}
+
+// selfTest proves the wall on this kernel before the first closed call
+// relies on it: git confined to one folder must be able to make a
+// repository there (the rules are enough for git) and must fail to make
+// one next to it (the kernel enforces them). These two starts are the only
+// ones outside run; they name no checkout.
+func selfTest(git string) state {
+	st := state{abi: landlock(), ptrace: ptraceWorks(git)}
+	if st.abi == 0 {
+		st.note = "missing (this kernel has no Landlock, or it is switched off)"
+		return st
+	}
+	if err := probe(git, st); err != nil {
+		st.broken = fmt.Errorf("%w: %v", ErrWallBroken, err)
+		st.note = "not enforced: " + err.Error()
+	}
+	return st
+}
+
+// probe is the self-test's two confined runs of git init.
+func probe(git string, st state) error {
+	tmp, err := os.MkdirTemp("", "gatehouse-wall-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	inside, outside := filepath.Join(tmp, "inside"), filepath.Join(tmp, "outside")
+	for _, d := range []string{inside, outside} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return err
+		}
+	}
+	if inside, err = filepath.EvalSymlinks(inside); err != nil {
+		return err
+	}
+	r := &Repo{git: git, workTree: inside, gitDir: filepath.Join(inside, ".git"), commonDir: filepath.Join(inside, ".git")}
+	in, err := installOf(git)
+	if err != nil {
+		return err
+	}
+	initIn := func(dir string) error {
+		fd, err := ruleset(st.abi, r.wallRules(in, sub{name: "init"}), sub{name: "init"})
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		cmd := exec.Command(git, "init", "-q", dir)
+		cmd.Env = []string{"HOME=" + inside, "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C"}
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+		done := make(chan error, 1)
+		go func() { done <- confinedStart(cmd, fd, DefaultMemoryLimitMiB<<20, st.ptrace) }()
+		if err := <-done; err != nil {
+			return err
+		}
+		return cmd.Wait()
+	}
+	if err := initIn(filepath.Join(inside, "probe")); err != nil {
+		return fmt.Errorf("git cannot run inside the wall: %w", err)
+	}
+	escaped := filepath.Join(outside, "probe")
+	if err := initIn(escaped); err == nil {
+		return errors.New("a confined git wrote outside its folder")
+	}
+	if _, err := os.Lstat(escaped); err == nil {
+		return errors.New("a confined git made a folder outside its own")
+	}
+	return nil
+}
+
+// ptraceWorks reports whether a child may be started traced here (Yama's
+// ptrace_scope 3 forbids even PTRACE_TRACEME).
+func ptraceWorks(git string) bool {
+	cmd := exec.Command(git, "--version")
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	done := make(chan error, 1)
+	go func() { done <- confinedStart(cmd, -1, DefaultMemoryLimitMiB<<20, true) }()
+	if err := <-done; err != nil {
+		return false
+	}
+	return cmd.Wait() == nil
+}
+
+// Walls runs the self-test (once per process) with the git binary named
+// ("" means git on PATH) and reports which walls are in force, for
+// gatehouse doctor.
+func Walls(git string, opts Options) WallReport {
+	path, err := gitBinary(Options{Git: git})
+	if err != nil {
+		return WallReport{Landlock: "unknown (git not found)", Memory: memoryReport(opts, false)}
+	}
+	st := wallState(path)
+	rep := WallReport{Landlock: st.note, Enforced: st.abi > 0 && st.broken == nil, Memory: memoryReport(opts, st.ptrace)}
+	if rep.Enforced {
+		rep.Landlock = fmt.Sprintf("ABI %d (closed git children confined to their checkout)", st.abi)
+	}
+	return rep
+}
+
+func memoryReport(opts Options, atomic bool) string {
+	how := "set at exec"
+	if !atomic {
+		how = "set right after start: ptrace is refused here"
+	}
+	return fmt.Sprintf("%s address space per closed git child (%s)", mib(memoryLimit(opts)), how)
+}

@@ -1,0 +1,484 @@
+//go:build linux
+
+package gate
+
+import (
+	"bytes"
+	"compress/zlib"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gatehouse/gatehouse/fsguard"
+	"github.com/gatehouse/gatehouse/internal/gittest"
+	"github.com/gatehouse/gatehouse/internal/refusal"
+)
+
+// needWall skips where the kernel has no Landlock; it fails where the
+// kernel claims it and the self-test found it not enforced.
+func needWall(t *testing.T) {
+	t.Helper()
+	st := wallState(gitPath(t))
+	if st.broken != nil {
+		t.Fatalf("the kernel wall is broken here: %v", st.broken)
+	}
+	if st.abi == 0 {
+		t.Skip("no Landlock on this kernel")
+	}
+}
+
+func gitPath(t testing.TB) string {
+	t.Helper()
+	p, err := gitBinary(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// openWith opens dir with opts (Served and Timeout filled in).
+func openWith(t *testing.T, dir string, opts Options) *Repo {
+	t.Helper()
+	root, err := fsguard.OpenRoot(dir, fsguard.Options{Home: "/nonexistent-home"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	canon, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Served = []string{canon}
+	if opts.Timeout == 0 {
+		opts.Timeout = 20 * time.Second
+	}
+	r, err := Open(root, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+func TestWallSelfTestPasses(t *testing.T) {
+	gittest.Home(t, "")
+	needWall(t)
+	rep := Walls("", Options{})
+	if !rep.Enforced || !strings.HasPrefix(rep.Landlock, "ABI ") {
+		t.Fatalf("report %+v", rep)
+	}
+	t.Logf("landlock: %s; memory: %s", rep.Landlock, rep.Memory)
+}
+
+// outsideTarget is a file outside the checkout that a symlink in .git
+// leads to.
+func outsideTarget(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "outside.txt")
+	if err := os.WriteFile(p, []byte("untouched\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// stagedWithLink is a checkout with a staged change and .git/name a
+// symlink to a file outside.
+func stagedWithLink(t *testing.T, name string) (dir, outside string) {
+	t.Helper()
+	dir = gittest.Init(t, nil)
+	git(t, dir, "commit", "-q", "--allow-empty", "-m", "second") // logs/HEAD exists
+	write(t, dir, map[string]string{"b.txt": "b\n"})
+	git(t, dir, "add", "b.txt")
+	outside = outsideTarget(t)
+	link := filepath.Join(dir, ".git", name)
+	if err := os.Remove(link); err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	return dir, outside
+}
+
+var commitCall = call{sub: subCommit, opts: []string{"-q", "-m", "from the phone"}}
+
+// The second wall alone: a symlink inside .git leads a commit's writes
+// outside the checkout. Git follows it (the attack works, desktop); the
+// closed gate's git, confined by the kernel, cannot. The runner is called
+// directly, so no shape check of .git takes part.
+func TestWallStopsWritesThroughSymlinksInGitDir(t *testing.T) {
+	gittest.Home(t, "")
+	needWall(t)
+	for _, name := range []string{"COMMIT_EDITMSG", "logs/HEAD"} {
+		t.Run(name, func(t *testing.T) {
+			dir, outside := stagedWithLink(t, name)
+			if _, err := open(t, dir).run(ctx, desktop, openDecision, commitCall); err != nil {
+				t.Fatal(err)
+			}
+			if read(t, outside) == "untouched\n" {
+				t.Fatalf("not reproduced: git did not write through .git/%s", name)
+			}
+			dir, outside = stagedWithLink(t, name)
+			_, err := open(t, dir).run(ctx, closed, openDecision, commitCall)
+			if got := read(t, outside); got != "untouched\n" {
+				t.Fatalf("the closed gate's git wrote outside through .git/%s: %q", name, got)
+			}
+			t.Logf("closed commit: %v", err)
+		})
+	}
+}
+
+// The same for reads: .git/objects/pack leads to another repository's
+// packs, and git would show its objects.
+func TestWallStopsReadsThroughSymlinkedPacks(t *testing.T) {
+	gittest.Home(t, "")
+	needWall(t)
+	other := gittest.Init(t, map[string]string{"secret.txt": "SECRET-7f3a\n"})
+	git(t, other, "gc", "-q")
+	oid := strings.TrimSpace(git(t, other, "rev-parse", "HEAD:secret.txt"))
+	build := func() string {
+		dir := gittest.Init(t, nil)
+		pack := filepath.Join(dir, ".git", "objects", "pack")
+		if err := os.RemoveAll(pack); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(other, ".git", "objects", "pack"), pack); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	show := call{sub: subShow, args: []string{oid}}
+	res, err := open(t, build()).run(ctx, desktop, openDecision, show)
+	if err != nil || !strings.Contains(string(res.stdout), "SECRET-7f3a") {
+		t.Fatalf("not reproduced: %v %q", err, res.stdout)
+	}
+	res, err = open(t, build()).run(ctx, closed, openDecision, show)
+	if err == nil || strings.Contains(string(res.stdout), "SECRET") {
+		t.Fatalf("the closed gate's git read another repository's pack: %v %q", err, res.stdout)
+	}
+}
+
+// Nothing runs from the checkout or from anywhere else the closed call has
+// no business with: here a program forced in past every gate (the call's
+// own -c comes last) is refused by the kernel.
+func TestWallRunsNoProgram(t *testing.T) {
+	gittest.Home(t, "")
+	needWall(t)
+	for _, where := range []string{"in the checkout", "outside"} {
+		t.Run(where, func(t *testing.T) {
+			build := func() (string, string, string) {
+				dir := gittest.Init(t, nil)
+				prog, marker := gittest.PayloadFile(t)
+				if where == "in the checkout" {
+					inside := filepath.Join(dir, "tool.sh")
+					data, err := os.ReadFile(prog)
+					if err != nil {
+						t.Fatal(err)
+					}
+					write(t, dir, map[string]string{"tool.sh": string(data)})
+					if err := os.Chmod(inside, 0o755); err != nil {
+						t.Fatal(err)
+					}
+					prog = inside
+				}
+				return dir, prog, marker
+			}
+			fsmon := func(prog string) call {
+				return call{sub: subStatus, config: []Option{{"core.fsmonitor", prog, "test"}}, opts: []string{"--porcelain=v2"}}
+			}
+			dir, prog, marker := build()
+			_, _ = open(t, dir).run(ctx, desktop, openDecision, fsmon(prog))
+			if !gittest.Fired(marker) {
+				t.Fatal("not reproduced: the desktop's status did not run core.fsmonitor")
+			}
+			dir, prog, marker = build()
+			_, _ = open(t, dir).run(ctx, closed, openDecision, fsmon(prog))
+			if gittest.Fired(marker) {
+				t.Fatal("a closed git child ran a program")
+			}
+		})
+	}
+}
+
+// A call that needs no network has no TCP at all; a push or fetch keeps it.
+func TestWallNoNetworkForLocalCalls(t *testing.T) {
+	gittest.Home(t, "")
+	needWall(t)
+	if landlock() < 4 {
+		t.Skip("Landlock ABI before 4 has no network rules")
+	}
+	base := t.TempDir()
+	git(t, "", "init", "-q", "--bare", filepath.Join(base, "remote.git"))
+	url := gittest.Daemon(t, base) + "remote.git"
+	dir := gittest.Init(t, nil)
+	lsRemote := func(network bool) call {
+		return call{sub: sub{name: "ls-remote", network: network, readOnly: !network, timeout: 10 * time.Second, maxOut: 1 << 20}, args: []string{url}}
+	}
+	if _, err := open(t, dir).run(ctx, closed, openDecision, lsRemote(true)); err != nil {
+		t.Fatalf("a network call could not reach the remote: %v", err)
+	}
+	_, err := open(t, dir).run(ctx, closed, openDecision, lsRemote(false))
+	var ee *ExitError
+	if !errors.As(err, &ee) || !strings.Contains(ee.Stderr, "Permission denied") {
+		t.Fatalf("a local call reached the network: %v", err)
+	}
+}
+
+// hugeCommit writes a loose commit whose message inflates to size bytes of
+// one letter (a few MB on disk), and points the branch at it.
+func hugeCommit(t *testing.T, dir string, size int64) {
+	t.Helper()
+	tree := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD^{tree}"))
+	head := "tree " + tree + "\nauthor A <a@b.c> 0 +0000\ncommitter A <a@b.c> 0 +0000\n\n"
+	objects := filepath.Join(dir, ".git", "objects")
+	tmp, err := os.CreateTemp(objects, "huge-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tmp.Close()
+	zw, err := zlib.NewWriterLevel(tmp, zlib.BestSpeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha1.New()
+	w := io.MultiWriter(h, zw)
+	fmt.Fprintf(w, "commit %d\x00%s", int64(len(head))+size, head)
+	chunk := bytes.Repeat([]byte("x"), 1<<20)
+	for n := size; n > 0; n -= int64(len(chunk)) {
+		if _, err := w.Write(chunk[:min(n, int64(len(chunk)))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oid := hex.EncodeToString(h.Sum(nil))
+	if err := os.MkdirAll(filepath.Join(objects, oid[:2]), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(objects, oid[:2], oid[2:])); err != nil {
+		t.Fatal(err)
+	}
+	// Not git update-ref: it would inflate the object to check it.
+	if err := os.WriteFile(filepath.Join(dir, ".git", "refs", "heads", "main"), []byte(oid+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// closedStatus runs one closed git status in dir in a process of its own
+// (TestConfineHelper), so the peak resident size of the git children it
+// waited for is that call's alone. It returns the outcome ("oom",
+// "timeout", "ok" or the error), the peak in bytes and the time taken.
+func closedStatus(t *testing.T, dir string, limitMiB int, landlockOff bool) (outcome string, peak int64, took time.Duration) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestConfineHelper$", "-test.v")
+	cmd.Env = append(os.Environ(), "GATEHOUSE_CONFINE_HELPER="+dir, "GATEHOUSE_CONFINE_MIB="+strconv.Itoa(limitMiB))
+	if landlockOff {
+		cmd.Env = append(cmd.Env, "GATEHOUSE_CONFINE_NOLANDLOCK=1")
+	}
+	out, err := cmd.CombinedOutput()
+	_, line, ok := strings.Cut(string(out), "RESULT ")
+	if !ok {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	line, _, _ = strings.Cut(line, "\n")
+	var ms int64
+	if _, err := fmt.Sscanf(line, "%s %d %d", &outcome, &peak, &ms); err != nil {
+		t.Fatalf("helper said %q: %v", line, err)
+	}
+	return outcome, peak, time.Duration(ms) * time.Millisecond
+}
+
+// TestConfineHelper is not a test of its own: closedStatus runs it in a
+// child process.
+func TestConfineHelper(t *testing.T) {
+	dir := os.Getenv("GATEHOUSE_CONFINE_HELPER")
+	if dir == "" {
+		t.Skip("run by closedStatus only")
+	}
+	mib, _ := strconv.Atoi(os.Getenv("GATEHOUSE_CONFINE_MIB"))
+	r := openWith(t, dir, Options{MemoryLimitMiB: mib, Timeout: 10 * time.Second})
+	r.wall.landlockOffForTest = os.Getenv("GATEHOUSE_CONFINE_NOLANDLOCK") == "1"
+	start := time.Now()
+	_, err := r.run(ctx, closed, openDecision, call{sub: subStatus, opts: []string{"--porcelain=v2"}})
+	took := time.Since(start)
+	outcome := "ok"
+	switch {
+	case errors.Is(err, ErrOutOfMemory):
+		outcome = "oom"
+		if s := refusal.Sentence(err); !strings.Contains(s, mib2(mib)) {
+			t.Errorf("sentence %q", s)
+		}
+	case errors.Is(err, ErrTimeout):
+		outcome = "timeout"
+	case err != nil:
+		outcome = "failed"
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("closed status: %v", err)
+	fmt.Printf("RESULT %s %d %d\n", outcome, ru.Maxrss<<10, took.Milliseconds())
+}
+
+func mib2(limitMiB int) string { return mib(memoryLimit(Options{MemoryLimitMiB: limitMiB})) }
+
+// plainPeak runs plain git status in dir (no bound, no wall) for at most
+// d and returns its peak resident size.
+func plainPeak(t *testing.T, dir string, d time.Duration) int64 {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	cmd := exec.CommandContext(c, "git", "status", "--porcelain")
+	cmd.Dir = dir
+	_ = cmd.Run()
+	return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+}
+
+// Attack (a): a small repository whose HEAD commit inflates to 3 GiB. git
+// status reads HEAD's commit whole: 3 GB for every status. The closed gate
+// refuses it within its deadline, the child bounded by the default 1 GiB.
+func TestMemoryBoundHugeCommit(t *testing.T) {
+	gittest.Home(t, "")
+	if testing.Short() {
+		t.Skip("builds a 3 GiB object (a few seconds)")
+	}
+	dir := gittest.Init(t, nil)
+	built := time.Now()
+	hugeCommit(t, dir, 3<<30)
+	t.Logf("built a commit of 3 GiB in %v", time.Since(built).Round(time.Millisecond))
+
+	outcome, peak, took := closedStatus(t, dir, 0, false)
+	if outcome != "oom" || peak >= 1<<30 || took > 10*time.Second {
+		t.Fatalf("closed status: %s after %v, peak %d MiB", outcome, took, peak>>20)
+	}
+	t.Logf("closed status refused in %v, git children's peak %d MiB", took, peak>>20)
+	_, err := openWith(t, dir, Options{}).Status(ctx, closed)
+	wantRefusal(t, err, ErrOutOfMemory, "(1 GiB)")
+
+	if peak := plainPeak(t, dir, 60*time.Second); peak < 3<<30 {
+		t.Fatalf("not reproduced: plain git status peaked at %d MiB", peak>>20)
+	} else {
+		t.Logf("plain git status peaked at %d MiB", peak>>20)
+	}
+}
+
+// Attack (b): .git/info/attributes is a symlink to /dev/zero; git status
+// reads it until it runs out of memory or time. Each wall holds it alone:
+// the memory bound (Landlock off) ends it refused long before the
+// deadline, and the kernel wall refuses the open.
+func TestMemoryBoundEndlessAttributes(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, nil)
+	p := filepath.Join(dir, ".git", "info", "attributes")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", p); err != nil {
+		t.Fatal(err)
+	}
+	if peak := plainPeak(t, dir, 2*time.Second); peak < 256<<20 {
+		t.Fatalf("not reproduced: plain git status peaked at %d MiB in 2 s", peak>>20)
+	} else {
+		t.Logf("plain git status: %d MiB after 2 s", peak>>20)
+	}
+
+	outcome, peak, took := closedStatus(t, dir, 256, true)
+	if outcome != "oom" || peak >= 256<<20 || took > 5*time.Second {
+		t.Fatalf("memory bound alone: %s after %v, peak %d MiB", outcome, took, peak>>20)
+	}
+	t.Logf("memory bound alone: refused in %v, git children's peak %d MiB", took, peak>>20)
+
+	if landlock() > 0 {
+		outcome, peak, took = closedStatus(t, dir, 0, false)
+		if outcome == "timeout" || peak >= 64<<20 || took > 5*time.Second {
+			t.Fatalf("kernel wall alone: %s after %v, peak %d MiB", outcome, took, peak>>20)
+		}
+		t.Logf("kernel wall alone (1 GiB bound): %s in %v, git children's peak %d MiB", outcome, took, peak>>20)
+	}
+}
+
+// A repository whose pack is larger than the bound still works under it:
+// the forced pack windows map it piece by piece. Without them (plain git
+// under the same RLIMIT_AS) it does not.
+func TestMemoryBoundBigPackStillWorks(t *testing.T) {
+	gittest.Home(t, "")
+	const blobs, blobSize = 320, 1 << 20 // a 320 MiB pack under a 256 MiB bound
+	dir := gittest.Init(t, nil)
+	built := time.Now()
+	random, err := os.Open("/dev/urandom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer random.Close()
+	buf := make([]byte, blobSize)
+	for i := range blobs {
+		if _, err := io.ReadFull(random, buf); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("blob%03d.bin", i)), buf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, dir, "-c", "core.compression=0", "add", ".")
+	git(t, dir, "commit", "-q", "-m", "big")
+	git(t, dir, "-c", "pack.compression=0", "repack", "-a", "-d", "-q", "--window=0")
+	packs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack"))
+	var size int64
+	for _, p := range packs {
+		if fi, err := os.Stat(p); err == nil {
+			size += fi.Size()
+		}
+	}
+	if size <= 256<<20 {
+		t.Fatalf("the pack is only %d MiB", size>>20)
+	}
+	t.Logf("built a %d MiB pack in %v", size>>20, time.Since(built).Round(time.Millisecond))
+
+	r := openWith(t, dir, Options{MemoryLimitMiB: 256, Timeout: 60 * time.Second})
+	if _, err := r.Status(ctx, closed); err != nil {
+		t.Fatalf("status under the bound: %v", err)
+	}
+	// show --stat inflates every blob of the commit, the whole pack.
+	res, err := r.run(ctx, closed, openDecision, call{sub: subShow, opts: []string{"--stat", "--format=%H"}, args: []string{"HEAD"}})
+	if err != nil || !strings.Contains(string(res.stdout), fmt.Sprintf("%d files changed", blobs)) {
+		t.Fatalf("show --stat under the bound: %v %.200q", err, res.stdout)
+	}
+
+	// Without the forced windows, the same bound breaks git.
+	cmd := exec.Command("prlimit", fmt.Sprintf("--as=%d", 256<<20), "git", "show", "--stat", "--format=%H", "HEAD")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if _, lookErr := exec.LookPath("prlimit"); lookErr == nil {
+		if err == nil {
+			t.Fatalf("not reproduced: plain git under 256 MiB read the pack: %.200q", out)
+		}
+		t.Logf("plain git under the same bound: %v %.200q", err, out)
+	}
+}
+
+func TestOutOfMemoryRefusalKeepsCauseInLog(t *testing.T) {
+	res := &result{exit: 128, stderr: []byte("fatal: Out of memory, malloc failed (tried to allocate 3221225561 bytes)\n")}
+	err := refuseMemory(subStatus, 1<<30, res)
+	if !errors.Is(err, ErrOutOfMemory) {
+		t.Fatal(err)
+	}
+	if s := refusal.Sentence(err); strings.Contains(s, "malloc") || !strings.Contains(s, "(1 GiB)") {
+		t.Fatalf("sentence %q", s)
+	}
+	if !strings.Contains(err.Error(), "malloc failed") {
+		t.Fatalf("log text %q lacks the cause", err)
+	}
+}
