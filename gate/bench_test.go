@@ -174,3 +174,30 @@ func BenchmarkUntrackedPreviews(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkGitFolderShape: the shape check of the git folder, cached (one
+// fstatat per folder) and walked afresh, on the 57k-file repository.
+func BenchmarkGitFolderShape(b *testing.B) {
+	dir := gittest.BenchRepo(b, 57_000, 2_000, false)
+	r := benchOpen(b, dir)
+	time.Sleep(2 * racyWindow)
+	b.Run("cached", func(b *testing.B) {
+		if err := r.checkLayout("x"); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if err := r.checkLayout("x"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(r.shape.dirs)), "folders")
+	})
+	b.Run("walk", func(b *testing.B) {
+		for b.Loop() {
+			r.shape.dirs = nil
+			if err := r.checkLayout("x"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -119,10 +119,19 @@ func racy(id fileid.ID, checked time.Time) bool {
 	return id.Ctime >= checked.Add(-racyWindow).UnixNano() || id.Mtime >= checked.Add(-racyWindow).UnixNano()
 }
 
-// shapeUnchanged re-stats every folder the last walk saw.
+// shapeUnchanged re-stats every folder the last walk saw. The git folder
+// itself is stat'ed by its path, as git reaches it: a folder swapped for a
+// symlink since Open is a change, though the descriptor held still names
+// the old one.
 func (r *Repo) shapeUnchanged() bool {
-	for _, d := range r.shape.dirs {
-		id, err := fileid.At(r.commonFD, d.rel)
+	for i, d := range r.shape.dirs {
+		var id fileid.ID
+		var err error
+		if i == 0 {
+			id, err = fileid.Lstat(r.commonDir)
+		} else {
+			id, err = fileid.At(r.commonFD, d.rel)
+		}
 		if err != nil || id != d.id {
 			return false
 		}
@@ -150,15 +159,24 @@ var errLayoutTooLarge = errors.New("git folder too large to check")
 // walk checks the folder rel and everything beneath it.
 func (w *layoutWalk) walk(rel string, depth int) error {
 	abs := filepath.Join(w.commonDir, rel)
-	id, err := fileid.Lstat(abs)
-	if err != nil {
+	var st unix.Stat_t
+	err := unix.Lstat(abs, &st)
+	switch {
+	case err == unix.ENOENT && rel != ".":
+		return nil // gone since its folder was listed (a gc): nothing to check
+	case err != nil:
 		return fmt.Errorf("git folder: %w", err)
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return &shapeError{rel, "is not a folder"}
 	}
-	w.dirs = append(w.dirs, layoutDir{rel: rel, id: id})
+	w.dirs = append(w.dirs, layoutDir{rel: rel, id: fileid.FromStat(&st)})
 	if depth > maxLayoutDepth {
 		return errLayoutTooLarge
 	}
 	ents, err := os.ReadDir(abs)
+	if errors.Is(err, fs.ErrNotExist) && rel != "." {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("git folder: %w", err)
 	}
@@ -202,6 +220,9 @@ func (w *layoutWalk) entry(rel string, typ fs.FileMode, depth int, inObjects boo
 	}
 	// A type the directory entry did not tell (some file systems): ask.
 	fi, err := os.Lstat(filepath.Join(w.commonDir, rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("git folder: %w", err)
 	}
@@ -221,7 +242,9 @@ func dirBit(fi os.FileInfo) fs.FileMode {
 // singleLink refuses a regular file with more than one link.
 func (w *layoutWalk) singleLink(rel string) error {
 	var st unix.Stat_t
-	if err := unix.Lstat(filepath.Join(w.commonDir, rel), &st); err != nil {
+	if err := unix.Lstat(filepath.Join(w.commonDir, rel), &st); err == unix.ENOENT {
+		return nil // gone since its folder was listed
+	} else if err != nil {
 		return fmt.Errorf("git folder: %w", err)
 	}
 	if st.Nlink > 1 {

@@ -329,4 +329,19 @@ func TestGitFolderShapeIsCachedByFolder(t *testing.T) {
 	}
 	linkOut(t, "/etc/passwd", filepath.Join(dir, ".git", "refs", "heads", "deep"))
 	wantRefusal(t, r.checkLayout("x"), ErrGitFolder, ".git/refs/heads/deep")
+
+	// The git folder itself swapped for a link to another repository's,
+	// after Open: the descriptor held still names the old folder, git
+	// would follow the path.
+	dir = gittest.Init(t, nil)
+	r = open(t, dir)
+	if err := r.checkLayout("x"); err != nil {
+		t.Fatal(err)
+	}
+	other := gittest.Init(t, nil)
+	if err := os.Rename(filepath.Join(dir, ".git"), filepath.Join(dir, "old-git")); err != nil {
+		t.Fatal(err)
+	}
+	linkOut(t, filepath.Join(other, ".git"), filepath.Join(dir, ".git"))
+	wantRefusal(t, r.checkLayout("x"), ErrGitFolder)
 }
