@@ -9,13 +9,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/internal/leakcheck"
 	"github.com/gatehouse/gatehouse/rpc"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	// leakcheck: the tests fail if a process they started (a background
+	// gatehouse serve, a git it ran) outlives them (issue 11).
+	testscript.Main(leakcheck.Wrap(m), map[string]func(){
 		"gatehouse": func() {
 			os.Exit(run(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:]))
 		},

@@ -1,0 +1,11 @@
+package gate
+
+import (
+	"os"
+	"testing"
+
+	"github.com/gatehouse/gatehouse/internal/leakcheck"
+)
+
+// The tests fail if a process they started outlives them (issue 11).
+func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
