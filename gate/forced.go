@@ -48,7 +48,7 @@ var closedAll = []Option{
 	{"core.packedGitWindowSize", "32m", "a pack is mapped in 32 MiB windows, not 1 GiB ones: a multi-GiB pack fits under the memory bound"},
 	{"core.packedGitLimit", "128m", "at most 128 MiB of pack windows mapped at once; git unmaps the least used first"},
 	{"core.deltaBaseCacheLimit", "32m", "the cache of inflated delta bases stays small"},
-	{"core.bigFileThreshold", "32m", "a blob over 32 MiB is streamed (checkout, index-pack) and never deltified, so it is not held whole in memory twice"},
+	{"core.bigFileThreshold", "32m", "a blob over 32 MiB is streamed where git can (checkout, index-pack), never deltified, and shown as binary by diff, so it is not held whole in memory twice"},
 	{"pack.windowMemory", "64m", "a push's delta search holds at most 64 MiB of objects"},
 	{"pack.deltaCacheSize", "32m", "and caches at most 32 MiB of deltas (default 256 MiB)"},
 	{"pack.threads", "1", "one delta-search thread: window memory is per thread, so the two bounds above are the total"},

@@ -5,6 +5,10 @@ type Settings struct {
 	// FullAccess is the "Full access for remote devices" switch. Off by
 	// default; set only by the person at the computer (gatehouse access).
 	FullAccess bool `json:"fullAccess"`
+	// GitMemoryLimitMiB bounds the memory of every git process a phone
+	// with the switch off starts (gate.Options.MemoryLimitMiB): 0 means the
+	// default (1 GiB); values below gate's minimum (256) read as it.
+	GitMemoryLimitMiB int `json:"gitMemoryLimitMiB,omitempty"`
 }
 
 // Settings returns the current settings; a missing or corrupt file reads as

@@ -20,7 +20,9 @@ func init() {
 		summary: "say what protects this computer right now",
 		usage:   "",
 		help: `Reports what protects this computer right now: how files are opened
-(openat2 or the fallback walk), the state folder and its permissions, whether
+(openat2 or the fallback walk), the kernel's walls around a phone's git
+(Landlock's ABI or "missing", the memory bound, the git folder's shape
+check), the state folder and its permissions, whether
 any state file is unreadable (and so treated as empty), the Full access
 switch, and the devices with a grant. Exits 1 when something needs attention.`,
 		setup: func(fs *flag.FlagSet) func(*env, []string) int { return runDoctor },
@@ -63,6 +65,15 @@ func runDoctor(e *env, args []string) int {
 	for _, p := range store.Problems() {
 		warn("unreadable state file, treated as empty: %v", p)
 	}
+	walls := gate.Walls("", gate.Options{MemoryLimitMiB: store.Settings().GitMemoryLimitMiB})
+	fmt.Fprintf(e.stdout, "kernel wall (Landlock): %s\n", walls.Landlock)
+	if walls.Broken {
+		warn("the kernel claims Landlock but did not enforce it in gatehouse's self-test: every git call of a phone with Full access off is refused")
+	} else if !walls.Enforced {
+		fmt.Fprintln(e.stdout, "  closed git children run without the kernel wall here; the gates and the git folder's shape check still apply")
+	}
+	fmt.Fprintf(e.stdout, "memory bound: %s\n", walls.Memory)
+	fmt.Fprintln(e.stdout, "git folder shape check: before every closed call")
 	if store.FullAccess() {
 		fmt.Fprintln(e.stdout, "Full access for remote devices: on (phones run git as you do, hooks included)")
 	} else {

@@ -64,7 +64,7 @@ func hostOptions(store *trust.Store, paths []string, logger *slog.Logger) (rpc.H
 		return rpc.HostOptions{}, nil, err
 	}
 	home, _ := os.UserHomeDir()
-	targets := rpc.NewTargets(fsguard.Options{Home: home, StateDir: store.Dir()}, gate.Options{})
+	targets := rpc.NewTargets(fsguard.Options{Home: home, StateDir: store.Dir()}, gate.Options{MemoryLimitMiB: store.Settings().GitMemoryLimitMiB})
 	served := map[string]bool{}
 	for _, p := range paths {
 		t, err := targets.Add(p, trust.Served, "")
