@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os/exec"
+	"sync"
 	"syscall"
 
 	"github.com/gatehouse/gatehouse/internal/refusal"
@@ -53,6 +54,9 @@ type WallReport struct {
 	Landlock string
 	// Enforced: closed git children are confined by the kernel.
 	Enforced bool
+	// Broken: the kernel claims Landlock but the self-test found it not
+	// enforced, so every closed call is refused (ErrWallBroken).
+	Broken bool
 	// Memory describes the memory bound of a closed git child.
 	Memory string
 }
@@ -95,11 +99,28 @@ type wall struct {
 	// landlockOffForTest leaves Landlock off, so a test proves the memory
 	// bound alone. Only tests in this package set it.
 	landlockOffForTest bool
+	// offForTest starts closed children as the desktop's are, so a
+	// benchmark measures what the wall costs. Only tests set it.
+	offForTest bool
+
+	rulesetMu sync.Mutex
+	rulesets  *rulesetCache // Linux: built on the first closed call
+}
+
+// rulesetCache holds the Landlock rulesets built for one Repo, by kind of
+// call, each with the identity of every file its rules name.
+type rulesetCache struct {
+	byKind map[string]cachedRuleset
+}
+
+type cachedRuleset struct {
+	fingerprint string
+	fd          int
 }
 
 // limit is the memory bound in bytes; a Repo not made by Open or OpenBare
 // gets the default.
-func (w wall) limit() uint64 {
+func (w *wall) limit() uint64 {
 	if w.memory == 0 {
 		return DefaultMemoryLimitMiB << 20
 	}

@@ -105,46 +105,51 @@ type rule struct {
 // ~/.git-credentials and ~/.config (a helper such as gh keeps its login
 // there). The repository itself names no program for it: decide.go refuses
 // every key that would.
-func (r *Repo) wallRules(in *install, s sub) []rule {
+//
+// fixed are the rules whose files stay put; changing are those whose files
+// the user may make, replace or remove while gatehouse runs (config files,
+// the worktrees folder, the network's files), which rulesetFor watches.
+func (r *Repo) wallRules(in *install, s sub) (fixed, changing []rule) {
 	home := r.home
 	if home == "" {
 		home = os.Getenv("HOME")
 	}
-	rules := []rule{
+	fixed = []rule{
 		{r.workTree, fsWrite}, {r.gitDir, fsWrite}, {r.commonDir, fsWrite},
 		{r.git, fsExec}, {in.execPath, fsExec}, {in.loader, fsExec},
 		{"/usr", fsRead}, {"/lib", fsRead}, {"/lib64", fsRead}, {"/lib32", fsRead}, {"/libx32", fsRead},
-		{"/etc/ld.so.cache", fsRead}, {"/etc/gitconfig", fsRead},
+		{"/etc/ld.so.cache", fsRead},
 		{"/etc/passwd", fsRead}, {"/etc/group", fsRead}, {"/etc/nsswitch.conf", fsRead}, {"/etc/localtime", fsRead},
 		{"/dev/null", fsRead | unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_TRUNCATE},
 		{"/dev/urandom", fsRead},
 	}
+	changing = []rule{{"/etc/gitconfig", fsRead}}
 	if home != "" {
-		rules = append(rules, rule{filepath.Join(home, ".gitconfig"), fsRead}, rule{filepath.Join(home, ".config", "git"), fsRead})
+		changing = append(changing, rule{filepath.Join(home, ".gitconfig"), fsRead}, rule{filepath.Join(home, ".config", "git"), fsRead})
 	}
 	if s.name == subWorktree.name && r.workTree != "" {
 		// git worktree add and remove write the new worktree, which
 		// gatehouse (not the device) places beside the checkout: see
 		// CreateWorktree.
-		rules = append(rules, rule{filepath.Join(filepath.Dir(r.workTree), filepath.Base(r.workTree)+".worktrees"), fsWrite})
+		changing = append(changing, rule{filepath.Join(filepath.Dir(r.workTree), filepath.Base(r.workTree)+".worktrees"), fsWrite})
 	}
 	if !s.network {
-		return rules
+		return fixed, changing
 	}
-	rules = append(rules, rule{"/bin/sh", fsExec}, rule{"/etc/ssl", fsRead}, rule{"/etc/pki", fsRead},
+	changing = append(changing, rule{"/bin/sh", fsExec}, rule{"/etc/ssl", fsRead}, rule{"/etc/pki", fsRead},
 		rule{"/etc/ca-certificates", fsRead}, rule{"/etc/ssh", fsRead}, rule{"/etc/resolv.conf", fsRead},
 		rule{"/etc/hosts", fsRead}, rule{"/etc/host.conf", fsRead}, rule{"/etc/services", fsRead}, rule{"/etc/gai.conf", fsRead})
 	if home != "" {
 		for _, p := range []string{".ssh", ".netrc", ".git-credentials", ".config"} {
-			rules = append(rules, rule{filepath.Join(home, p), fsRead})
+			changing = append(changing, rule{filepath.Join(home, p), fsRead})
 		}
 	}
 	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
 		if filepath.IsAbs(dir) && !r.holds(dir) {
-			rules = append(rules, rule{dir, fsExec})
+			changing = append(changing, rule{dir, fsExec})
 		}
 	}
-	return rules
+	return fixed, changing
 }
 
 // holds reports whether dir is, or is inside or above, one of the
@@ -197,6 +202,58 @@ func ruleset(abi int, rules []rule, s sub) (int, error) {
 		}
 	}
 	return int(fd), nil
+}
+
+// rulesetFor returns a descriptor of the ruleset for a call like s, which
+// the caller closes. The Repo's cached ruleset is reused while every path
+// its rules name is still the same file: Landlock rules hold files, not
+// names, so a ~/.gitconfig made since (git would die unable to read it) or
+// a new worktrees folder needs a new ruleset.
+func (r *Repo) rulesetFor(abi int, in *install, s sub) (int, error) {
+	fixed, changing := r.wallRules(in, s)
+	fp := fingerprint(changing)
+	kind := fmt.Sprintf("network=%t worktree=%t", s.network, s.name == subWorktree.name)
+	r.wall.rulesetMu.Lock()
+	defer r.wall.rulesetMu.Unlock()
+	c := r.wall.rulesets
+	if c == nil {
+		c = &rulesetCache{byKind: map[string]cachedRuleset{}}
+		r.wall.rulesets = c
+		runtime.AddCleanup(r, func(c *rulesetCache) {
+			for _, got := range c.byKind {
+				unix.Close(got.fd)
+			}
+		}, c)
+	}
+	if got, ok := c.byKind[kind]; !ok || got.fingerprint != fp {
+		fd, err := ruleset(abi, append(fixed, changing...), s)
+		if err != nil {
+			return -1, err
+		}
+		if ok {
+			unix.Close(got.fd) // calls under way hold their own duplicates
+		}
+		c.byKind[kind] = cachedRuleset{fingerprint: fp, fd: fd}
+	}
+	fd, err := unix.FcntlInt(uintptr(c.byKind[kind].fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("landlock ruleset: %w", err)
+	}
+	return fd, nil
+}
+
+// fingerprint names the file each rule's path leads to now.
+func fingerprint(rules []rule) string {
+	var b strings.Builder
+	for _, ru := range rules {
+		var st unix.Stat_t
+		if ru.path == "" || unix.Stat(ru.path, &st) != nil {
+			b.WriteString("-;")
+			continue
+		}
+		fmt.Fprintf(&b, "%d:%d;", st.Dev, st.Ino)
+	}
+	return b.String()
 }
 
 // addRule adds one path rule; a missing path is skipped.
@@ -275,7 +332,7 @@ func installOf(git string) (*install, error) {
 // after the start instead: for those few microseconds git runs unbounded,
 // far too short to read a hostile object.
 func (r *Repo) start(cmd *exec.Cmd, t trust.Trust, s sub) error {
-	if !t.Closed() {
+	if !t.Closed() || r.wall.offForTest {
 		return cmd.Start()
 	}
 	st := wallState(r.git)
@@ -288,7 +345,7 @@ func (r *Repo) start(cmd *exec.Cmd, t trust.Trust, s sub) error {
 		if err != nil {
 			return err
 		}
-		if fd, err = ruleset(st.abi, r.wallRules(in, s), s); err != nil {
+		if fd, err = r.rulesetFor(st.abi, in, s); err != nil {
 			return err
 		}
 		defer unix.Close(fd)
@@ -407,7 +464,8 @@ func probe(git string, st state) error {
 		return err
 	}
 	initIn := func(dir string) error {
-		fd, err := ruleset(st.abi, r.wallRules(in, sub{name: "init"}), sub{name: "init"})
+		fixed, changing := r.wallRules(in, sub{name: "init"})
+		fd, err := ruleset(st.abi, append(fixed, changing...), sub{name: "init"})
 		if err != nil {
 			return err
 		}
@@ -457,7 +515,7 @@ func Walls(git string, opts Options) WallReport {
 		return WallReport{Landlock: "unknown (git not found)", Memory: memoryReport(opts, false)}
 	}
 	st := wallState(path)
-	rep := WallReport{Landlock: st.note, Enforced: st.abi > 0 && st.broken == nil, Memory: memoryReport(opts, st.ptrace)}
+	rep := WallReport{Landlock: st.note, Enforced: st.abi > 0 && st.broken == nil, Broken: st.broken != nil, Memory: memoryReport(opts, st.ptrace)}
 	if rep.Enforced {
 		rep.Landlock = fmt.Sprintf("ABI %d (closed git children confined to their checkout)", st.abi)
 	}

@@ -482,3 +482,33 @@ func TestOutOfMemoryRefusalKeepsCauseInLog(t *testing.T) {
 		t.Fatalf("log text %q lacks the cause", err)
 	}
 }
+
+// Landlock rules hold files, not names: a ~/.gitconfig made (or replaced)
+// after a Repo's first closed call must still be readable by the next one,
+// or git dies unable to read its config.
+func TestWallFollowsConfigMadeLater(t *testing.T) {
+	home := gittest.Home(t, "")
+	needWall(t)
+	dir := gittest.Init(t, nil)
+	r := open(t, dir)
+	global := call{sub: subConfig, opts: []string{"--global", "--get", "user.name"}, okExit: []int{1}}
+	if err := os.Remove(filepath.Join(home, ".gitconfig")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.run(ctx, closed, openDecision, global); err != nil {
+		t.Fatal(err)
+	}
+	write(t, home, map[string]string{".gitconfig": "[user]\n\tname = Later\n"})
+	res, err := r.run(ctx, closed, openDecision, global)
+	if err != nil || strings.TrimSpace(string(res.stdout)) != "Later" {
+		t.Fatalf("a config made later: %v %q", err, res.stdout)
+	}
+	write(t, home, map[string]string{".gitconfig.new": "[user]\n\tname = Renamed\n"})
+	if err := os.Rename(filepath.Join(home, ".gitconfig.new"), filepath.Join(home, ".gitconfig")); err != nil {
+		t.Fatal(err)
+	}
+	res, err = r.run(ctx, closed, openDecision, global)
+	if err != nil || strings.TrimSpace(string(res.stdout)) != "Renamed" {
+		t.Fatalf("a config replaced by rename: %v %q", err, res.stdout)
+	}
+}
