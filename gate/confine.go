@@ -111,6 +111,11 @@ type wall struct {
 // call, each with the identity of every file its rules name.
 type rulesetCache struct {
 	byKind map[string]cachedRuleset
+	// userFiles are the files the user's own config names for git to
+	// read (includes, excludes and attributes files), asked of git again
+	// whenever userFP (the identity of the config files) changes.
+	userFiles []string
+	userFP    string
 }
 
 type cachedRuleset struct {

@@ -211,7 +211,6 @@ func ruleset(abi int, rules []rule, s sub) (int, error) {
 // a new worktrees folder needs a new ruleset.
 func (r *Repo) rulesetFor(abi int, in *install, s sub) (int, error) {
 	fixed, changing := r.wallRules(in, s)
-	fp := fingerprint(changing)
 	kind := fmt.Sprintf("network=%t worktree=%t", s.network, s.name == subWorktree.name)
 	r.wall.rulesetMu.Lock()
 	defer r.wall.rulesetMu.Unlock()
@@ -225,6 +224,13 @@ func (r *Repo) rulesetFor(abi int, in *install, s sub) (int, error) {
 			}
 		}, c)
 	}
+	cfg := fingerprint(changing[:r.configRuleCount()])
+	if c.userFP != cfg+fingerprint(readRules(c.userFiles)) {
+		c.userFiles = r.userFiles()
+		c.userFP = cfg + fingerprint(readRules(c.userFiles))
+	}
+	changing = append(changing, readRules(c.userFiles)...)
+	fp := fingerprint(changing)
 	if got, ok := c.byKind[kind]; !ok || got.fingerprint != fp {
 		fd, err := ruleset(abi, append(fixed, changing...), s)
 		if err != nil {
@@ -240,6 +246,57 @@ func (r *Repo) rulesetFor(abi int, in *install, s sub) (int, error) {
 		return -1, fmt.Errorf("landlock ruleset: %w", err)
 	}
 	return fd, nil
+}
+
+// configRuleCount is how many of wallRules' changing rules are the
+// system and global config files (they come first).
+func (r *Repo) configRuleCount() int {
+	if r.home == "" && os.Getenv("HOME") == "" {
+		return 1
+	}
+	return 3
+}
+
+func readRules(paths []string) []rule {
+	rules := make([]rule, 0, len(paths))
+	for _, p := range paths {
+		rules = append(rules, rule{p, fsRead})
+	}
+	return rules
+}
+
+// userFiles asks git which files the user's own config (system and
+// global, never the repository's) names for git to read: included config
+// files, and the global excludes and attributes files. A closed git dies
+// on an include it cannot read. The user's config is theirs (doc.go's
+// known limits); the repository's own include.* is refused by the gates.
+// The query names no repository, so an includeIf that only matches inside
+// a checkout is followed no further than its own path.
+func (r *Repo) userFiles() []string {
+	q := &Repo{git: r.git, home: r.home, workTree: "/", gitDir: "/nonexistent", commonDir: "/nonexistent"}
+	res, err := q.run(context.Background(), trust.Desktop(), openDecision, call{
+		sub:    sub{name: "config", readOnly: true, timeout: 10 * time.Second, maxOut: 256 << 10},
+		opts:   []string{"--includes", "--show-origin", "--null", "--type=path", "--get-regexp", `^(include\.path|includeif\..*\.path|core\.excludesfile|core\.attributesfile)$`},
+		okExit: []int{1},
+	})
+	if err != nil {
+		return nil
+	}
+	var files []string
+	fields := strings.Split(string(res.stdout), "\x00")
+	for i := 0; i+1 < len(fields); i += 2 {
+		origin, ok := strings.CutPrefix(fields[i], "file:")
+		_, value, _ := strings.Cut(fields[i+1], "\n")
+		if !ok || value == "" {
+			continue
+		}
+		files = append(files, origin)
+		if !filepath.IsAbs(value) {
+			value = filepath.Join(filepath.Dir(origin), value)
+		}
+		files = append(files, value)
+	}
+	return files
 }
 
 // fingerprint names the file each rule's path leads to now.

@@ -512,3 +512,24 @@ func TestWallFollowsConfigMadeLater(t *testing.T) {
 		t.Fatalf("a config replaced by rename: %v %q", err, res.stdout)
 	}
 }
+
+// The user's own config may include files and name an excludes file
+// anywhere; a closed git must still read them (it dies on an include it
+// cannot read), while the repository's own names stay refused.
+func TestWallReadsWhatUserConfigNames(t *testing.T) {
+	other := t.TempDir()
+	write(t, other, map[string]string{"inc": "[include]\n\tpath = nested\n", "nested": "[user]\n\tname = Nested\n", "ignore": "*.log\n"})
+	gittest.Home(t, "[include]\n\tpath = "+filepath.Join(other, "inc")+"\n[core]\n\texcludesFile = "+filepath.Join(other, "ignore")+"\n")
+	needWall(t)
+	dir := gittest.Init(t, nil)
+	write(t, dir, map[string]string{"x.log": "x\n"})
+	r := open(t, dir)
+	res, err := r.run(ctx, closed, openDecision, call{sub: subConfig, opts: []string{"--get", "user.name"}})
+	if err != nil || strings.TrimSpace(string(res.stdout)) != "Nested" {
+		t.Fatalf("user.name from a nested include: %v %q", err, res.stdout)
+	}
+	res, err = r.run(ctx, closed, openDecision, call{sub: subStatus, opts: []string{"--porcelain"}})
+	if err != nil || strings.Contains(string(res.stdout), "x.log") || len(res.stderr) > 0 {
+		t.Fatalf("the global excludes file was not read: %v %q %q", err, res.stdout, res.stderr)
+	}
+}
