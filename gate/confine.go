@@ -104,7 +104,7 @@ type wall struct {
 	offForTest bool
 
 	rulesetMu sync.Mutex
-	rulesets  *rulesetCache // Linux: built on the first closed call
+	rulesets  *rulesetCache // Linux: built on the first closed call, guarded by rulesetMu
 }
 
 // rulesetCache holds the Landlock rulesets built for one Repo, by kind of
@@ -118,9 +118,18 @@ type rulesetCache struct {
 	userFP    string
 }
 
+// cachedRuleset is one kind's launcher: a thread that carries the
+// ruleset's domain and starts the children sent to it (Linux).
 type cachedRuleset struct {
 	fingerprint string
-	fd          int
+	starts      chan launch
+}
+
+// launch asks a launcher to start cmd bounded by limit.
+type launch struct {
+	cmd   *exec.Cmd
+	limit uint64
+	done  chan error
 }
 
 // limit is the memory bound in bytes; a Repo not made by Open or OpenBare

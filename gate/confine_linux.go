@@ -204,12 +204,15 @@ func ruleset(abi int, rules []rule, s sub) (int, error) {
 	return int(fd), nil
 }
 
-// rulesetFor returns a descriptor of the ruleset for a call like s, which
-// the caller closes. The Repo's cached ruleset is reused while every path
-// its rules name is still the same file: Landlock rules hold files, not
-// names, so a ~/.gitconfig made since (git would die unable to read it) or
-// a new worktrees folder needs a new ruleset.
-func (r *Repo) rulesetFor(abi int, in *install, s sub) (int, error) {
+// startInWall starts cmd on the Repo's launcher for calls like s: a
+// thread that carries the call's Landlock domain, made once and reused
+// while every file its rules name is still the same file. Landlock rules
+// hold files, not names, so a ~/.gitconfig made since (git would die
+// unable to read it), a changed include or a new worktrees folder needs a
+// new domain, hence a new launcher. Reusing the thread saves making and
+// discarding one per call (about 70 µs here). One launcher starts one
+// child at a time, so the lock is held for the start only.
+func (r *Repo) startInWall(abi int, in *install, s sub, cmd *exec.Cmd, limit uint64, traced bool) error {
 	fixed, changing := r.wallRules(in, s)
 	kind := fmt.Sprintf("network=%t worktree=%t", s.network, s.name == subWorktree.name)
 	r.wall.rulesetMu.Lock()
@@ -218,9 +221,10 @@ func (r *Repo) rulesetFor(abi int, in *install, s sub) (int, error) {
 	if c == nil {
 		c = &rulesetCache{byKind: map[string]cachedRuleset{}}
 		r.wall.rulesets = c
+		// The launchers end with the Repo: their threads are discarded.
 		runtime.AddCleanup(r, func(c *rulesetCache) {
 			for _, got := range c.byKind {
-				unix.Close(got.fd)
+				close(got.starts)
 			}
 		}, c)
 	}
@@ -231,21 +235,64 @@ func (r *Repo) rulesetFor(abi int, in *install, s sub) (int, error) {
 	}
 	changing = append(changing, readRules(c.userFiles)...)
 	fp := fingerprint(changing)
-	if got, ok := c.byKind[kind]; !ok || got.fingerprint != fp {
-		fd, err := ruleset(abi, append(fixed, changing...), s)
+	got, ok := c.byKind[kind]
+	if !ok || got.fingerprint != fp {
+		starts, err := newLauncher(abi, append(fixed, changing...), s, traced)
 		if err != nil {
-			return -1, err
+			return err
 		}
 		if ok {
-			unix.Close(got.fd) // calls under way hold their own duplicates
+			close(got.starts)
 		}
-		c.byKind[kind] = cachedRuleset{fingerprint: fp, fd: fd}
+		got = cachedRuleset{fingerprint: fp, starts: starts}
+		c.byKind[kind] = got
 	}
-	fd, err := unix.FcntlInt(uintptr(c.byKind[kind].fd), unix.F_DUPFD_CLOEXEC, 0)
+	done := make(chan error, 1)
+	got.starts <- launch{cmd: cmd, limit: limit, done: done}
+	return <-done
+}
+
+// newLauncher builds the ruleset and starts a launcher that carries it.
+func newLauncher(abi int, rules []rule, s sub, traced bool) (chan launch, error) {
+	fd, err := ruleset(abi, rules, s)
 	if err != nil {
-		return -1, fmt.Errorf("landlock ruleset: %w", err)
+		return nil, err
 	}
-	return fd, nil
+	defer unix.Close(fd) // the domain outlives the descriptor
+	starts := make(chan launch)
+	ready := make(chan error, 1)
+	go launcher(fd, traced, starts, ready)
+	if err := <-ready; err != nil {
+		return nil, err
+	}
+	return starts, nil
+}
+
+// launcher runs on a thread it locks and never unlocks: once restricted,
+// the thread is the domain's, and the Go runtime discards it when the
+// goroutine ends (starts closed), so gatehouse itself is never confined.
+func launcher(fd int, traced bool, starts <-chan launch, ready chan<- error) {
+	runtime.LockOSThread()
+	err := restrict(fd)
+	ready <- err
+	if err != nil {
+		return
+	}
+	for l := range starts {
+		l.done <- startBounded(l.cmd, l.limit, traced)
+	}
+}
+
+// restrict puts the calling thread, and every child it starts, inside the
+// ruleset's domain.
+func restrict(fd int) error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(fd), 0, 0); errno != 0 {
+		return fmt.Errorf("landlock_restrict_self: %w", errno)
+	}
+	return nil
 }
 
 // configRuleCount is how many of wallRules' changing rules are the
@@ -396,34 +443,38 @@ func (r *Repo) start(cmd *exec.Cmd, t trust.Trust, s sub) error {
 	if st.broken != nil {
 		return st.broken
 	}
-	fd := -1
+	limit := r.wall.limit()
 	if st.abi > 0 && !r.wall.landlockOffForTest {
 		in, err := installOf(r.git)
 		if err != nil {
 			return err
 		}
-		if fd, err = r.rulesetFor(st.abi, in, s); err != nil {
-			return err
-		}
-		defer unix.Close(fd)
+		return r.startInWall(st.abi, in, s, cmd, limit, st.ptrace)
 	}
-	limit := r.wall.limit()
+	return oneShot(cmd, -1, limit, st.ptrace)
+}
+
+// oneShot starts cmd from a thread of its own, inside the ruleset fd when
+// it is not -1, and lets the thread be discarded: for the self-test, and
+// for the memory bound alone where there is no Landlock.
+func oneShot(cmd *exec.Cmd, fd int, limit uint64, traced bool) error {
 	done := make(chan error, 1)
-	go func() { done <- confinedStart(cmd, fd, limit, st.ptrace) }()
+	go func() {
+		runtime.LockOSThread() // never unlocked: see launcher
+		if fd >= 0 {
+			if err := restrict(fd); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- startBounded(cmd, limit, traced)
+	}()
 	return <-done
 }
 
-// confinedStart runs on a thread it locks and never unlocks (see start).
-func confinedStart(cmd *exec.Cmd, fd int, limit uint64, traced bool) error {
-	runtime.LockOSThread()
-	if fd >= 0 {
-		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			return fmt.Errorf("no_new_privs: %w", err)
-		}
-		if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(fd), 0, 0); errno != 0 {
-			return fmt.Errorf("landlock_restrict_self: %w", errno)
-		}
-	}
+// startBounded starts cmd from the calling (locked) thread with the memory
+// bound: traced, so the bound is set at the exec stop (see start).
+func startBounded(cmd *exec.Cmd, limit uint64, traced bool) error {
 	cmd.SysProcAttr.Ptrace = traced
 	if err := cmd.Start(); err != nil {
 		return err
@@ -530,9 +581,7 @@ func probe(git string, st state) error {
 		cmd := exec.Command(git, "init", "-q", dir)
 		cmd.Env = []string{"HOME=" + inside, "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C"}
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
-		done := make(chan error, 1)
-		go func() { done <- confinedStart(cmd, fd, DefaultMemoryLimitMiB<<20, st.ptrace) }()
-		if err := <-done; err != nil {
+		if err := oneShot(cmd, fd, DefaultMemoryLimitMiB<<20, st.ptrace); err != nil {
 			return err
 		}
 		return cmd.Wait()
@@ -555,9 +604,7 @@ func probe(git string, st state) error {
 func ptraceWorks(git string) bool {
 	cmd := exec.Command(git, "--version")
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	done := make(chan error, 1)
-	go func() { done <- confinedStart(cmd, -1, DefaultMemoryLimitMiB<<20, true) }()
-	if err := <-done; err != nil {
+	if err := oneShot(cmd, -1, DefaultMemoryLimitMiB<<20, true); err != nil {
 		return false
 	}
 	return cmd.Wait() == nil
