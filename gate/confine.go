@@ -102,6 +102,9 @@ type wall struct {
 	// offForTest starts closed children as the desktop's are, so a
 	// benchmark measures what the wall costs. Only tests set it.
 	offForTest bool
+	// untracedForTest sets the memory bound right after the start instead
+	// of at the exec stop, so a benchmark measures what atomicity costs.
+	untracedForTest bool
 
 	rulesetMu sync.Mutex
 	rulesets  *rulesetCache // Linux: built on the first closed call, guarded by rulesetMu

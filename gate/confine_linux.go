@@ -443,15 +443,15 @@ func (r *Repo) start(cmd *exec.Cmd, t trust.Trust, s sub) error {
 	if st.broken != nil {
 		return st.broken
 	}
-	limit := r.wall.limit()
+	limit, traced := r.wall.limit(), st.ptrace && !r.wall.untracedForTest
 	if st.abi > 0 && !r.wall.landlockOffForTest {
 		in, err := installOf(r.git)
 		if err != nil {
 			return err
 		}
-		return r.startInWall(st.abi, in, s, cmd, limit, st.ptrace)
+		return r.startInWall(st.abi, in, s, cmd, limit, traced)
 	}
-	return oneShot(cmd, -1, limit, st.ptrace)
+	return oneShot(cmd, -1, limit, traced)
 }
 
 // oneShot starts cmd from a thread of its own, inside the ruleset fd when
