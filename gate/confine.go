@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os/exec"
-	"sync"
 	"syscall"
 
 	"github.com/gatehouse/gatehouse/internal/refusal"
@@ -95,44 +94,8 @@ func mib(limit uint64) string {
 
 // wall is what the kernel wall holds for one Repo.
 type wall struct {
-	memory uint64 // RLIMIT_AS of a closed git child, in bytes
-	// landlockOffForTest leaves Landlock off, so a test proves the memory
-	// bound alone. Only tests in this package set it.
-	landlockOffForTest bool
-	// offForTest starts closed children as the desktop's are, so a
-	// benchmark measures what the wall costs. Only tests set it.
-	offForTest bool
-	// untracedForTest sets the memory bound right after the start instead
-	// of at the exec stop, so a benchmark measures what atomicity costs.
-	untracedForTest bool
-
-	rulesetMu sync.Mutex
-	rulesets  *rulesetCache // Linux: built on the first closed call, guarded by rulesetMu
-}
-
-// rulesetCache holds the Landlock rulesets built for one Repo, by kind of
-// call, each with the identity of every file its rules name.
-type rulesetCache struct {
-	byKind map[string]cachedRuleset
-	// userFiles are the files the user's own config names for git to
-	// read (includes, excludes and attributes files), asked of git again
-	// whenever userFP (the identity of the config files) changes.
-	userFiles []string
-	userFP    string
-}
-
-// cachedRuleset is one kind's launcher: a thread that carries the
-// ruleset's domain and starts the children sent to it (Linux).
-type cachedRuleset struct {
-	fingerprint string
-	starts      chan launch
-}
-
-// launch asks a launcher to start cmd bounded by limit.
-type launch struct {
-	cmd   *exec.Cmd
-	limit uint64
-	done  chan error
+	memory      uint64 // RLIMIT_AS of a closed git child, in bytes
+	confinement        // the platform's part (confine_linux.go, confine_other.go)
 }
 
 // limit is the memory bound in bytes; a Repo not made by Open or OpenBare

@@ -9,6 +9,9 @@ import (
 	"github.com/gatehouse/gatehouse/trust"
 )
 
+// confinement is empty: there is nothing to hold.
+type confinement struct{}
+
 // start starts cmd. Outside Linux there is no Landlock, and macOS does not
 // enforce RLIMIT_AS, so a closed git child runs as before: the gates of
 // decide.go and forced.go are the only wall. gatehouse doctor says so.
