@@ -465,10 +465,10 @@ func installOf(git string) (*install, error) {
 }
 
 // start starts cmd; for a closed trust, inside the kernel wall. The wall is
-// put up on a thread of its own that is never given back to the Go runtime
+// put up on a launcher thread that is never given back to the Go runtime
 // (no UnlockOSThread: the runtime ends the thread with the goroutine), so
 // gatehouse itself stays unconfined while the child, forked from that
-// thread, inherits the Landlock domain.
+// thread, inherits the Landlock domain (startInWall).
 //
 // The memory bound is made atomic with exec: the child is started traced
 // (PTRACE_TRACEME), so it stops at its first instruction of git; the bound
