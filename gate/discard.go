@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/gatehouse/gatehouse/fsguard"
+	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/trust"
 )
 
@@ -14,12 +15,18 @@ import (
 type DiscardOptions struct {
 	Paths       []string
 	SkipFolders bool
+	// Grant is the device's grant. Below full, secret files are treated as
+	// stage treats them: a device that may not read or stage .env may not
+	// delete it either. The zero value (None) is the strictest.
+	Grant trust.Grant
 }
 
 // Discard throws away changes: tracked files are restored from HEAD (staged
 // and unstaged), and only the untracked files named are deleted. Discarding
 // a rename's new path also restores its old one. A hard-linked file is
-// never touched from a device.
+// never touched from a device, and below full a secret file is not either
+// (refused when named, left out and counted with SkipFolders), since
+// deleting a key is as much a change to it as staging it.
 func (r *Repo) Discard(ctx context.Context, t trust.Trust, o DiscardOptions) (*StageResult, error) {
 	paths, err := cleanPaths(o.Paths, MaxDiscardPaths)
 	if err != nil {
@@ -56,12 +63,18 @@ func (r *Repo) Discard(ctx context.Context, t trust.Trust, o DiscardOptions) (*S
 	if err != nil {
 		return nil, err
 	}
+	v := viewer{t, o.Grant}
 	var tracked, untracked []string
 	for _, f := range pick(st.Files, keep, false) {
 		switch {
 		case f.Submodule:
 			if !o.SkipFolders {
 				return nil, ErrFolder
+			}
+			res.Skipped++
+		case v.hidesSecrets() && r.secretEntry(f) != "":
+			if !o.SkipFolders {
+				return nil, refusal.Errorf(ErrSecret, "%s may hold secrets. Give this phone Full access on the computer to discard it.", r.secretEntry(f))
 			}
 			res.Skipped++
 		case f.Index == "?":
@@ -83,6 +96,18 @@ func (r *Repo) Discard(ctx context.Context, t trust.Trust, o DiscardOptions) (*S
 	}
 	res.Count = len(tracked) + len(untracked)
 	return res, nil
+}
+
+// secretEntry names the secret path of a status entry (its path, or a
+// rename's old path, which discarding restores too), or "" for none. The
+// rule is fsguard's Root.Secret, as for stage and diff.
+func (r *Repo) secretEntry(f FileStatus) string {
+	for _, p := range []string{f.Path, f.OrigPath} {
+		if _, secret := r.root.Secret(p); p != "" && secret {
+			return p
+		}
+	}
+	return ""
 }
 
 // restore puts tracked paths back as HEAD has them, index and work tree. A

@@ -133,7 +133,7 @@ func registerGit(r *rpc.Registry) error {
 				if err != nil {
 					return nil, err
 				}
-				return repo.Discard(ctx, c.Trust, gate.DiscardOptions{Paths: p.Paths, SkipFolders: p.SkipFolders})
+				return repo.Discard(ctx, c.Trust, gate.DiscardOptions{Paths: p.Paths, SkipFolders: p.SkipFolders, Grant: c.Grant})
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.commit", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 90 * time.Second,
 			Params: "{target, message, push?, sendId?} -> {oid, pushed?}"},
