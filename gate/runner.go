@@ -156,7 +156,7 @@ func (r *Repo) run(ctx context.Context, t trust.Trust, d *decision, c call) (*re
 				return res, nil
 			}
 		}
-		if t.Closed() && outOfMemory(ee, res.stderr) {
+		if t.Closed() && ctx.Err() == nil && outOfMemory(ee, res.stderr) { // ctx: not our own kill
 			return res, refuseMemory(c.sub, r.wall.limit(), res)
 		}
 		return res, &ExitError{Sub: c.sub.name, Code: res.exit, Stderr: string(res.stderr)}
