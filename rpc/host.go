@@ -31,6 +31,11 @@ type Device struct {
 	// Desktop marks the person at the computer (gatehouse do --as desktop):
 	// the desktop trust, and every method allowed.
 	Desktop bool
+	// present, when set, says whether the device is still where the
+	// transport found it (relay presence, with the same key). It is asked
+	// with the grant, at arrival and again when a queued request starts: a
+	// device removed from the account meanwhile gets nothing run.
+	present func() bool
 }
 
 // Grants says what each device may do. trust.Store is one (relay devices,
@@ -157,38 +162,69 @@ type common struct {
 // aadOut. A frame that does not open, is packed, is stale or repeated, gets
 // no answer at all (nil): an answer would need a key it may not have.
 func (h *Host) HandleSealed(ctx context.Context, dev Device, key Key, aadIn, aadOut []byte, body string) (string, error) {
+	out, _, err := h.handleSealed(ctx, dev, key, aadIn, aadOut, body)
+	return out, err
+}
+
+// handleSealed is HandleSealed that also returns the request's id: the
+// relay frame carrying the reply names it as its ref.
+func (h *Host) handleSealed(ctx context.Context, dev Device, key Key, aadIn, aadOut []byte, body string) (reply, ref string, err error) {
 	if len(body) > MaxFrame*4/3+4 {
-		return "", errOpen
+		return "", "", errOpen
 	}
 	plain, err := Open(key, body, aadIn)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if len(plain) == 0 || plain[0] != '{' {
-		return "", errPacked // requests are never packed
+		return "", "", errPacked // requests are never packed
 	}
 	req, err := parseRequest(plain)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	var res Response
-	if err := h.guard(dev.ID).Check(req.TS, req.Nonce); err != nil {
-		if err == errBusy {
-			res = h.errorResponse(req, ErrBusy)
-		} else {
-			res = h.errorResponse(req, ErrStale)
-		}
-	} else {
-		res = h.Handle(ctx, dev, req)
-	}
+	res := h.admit(ctx, dev, req)
 	out, err := json.Marshal(res)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if req.Z == 1 {
 		out = pack(out)
 	}
-	return Seal(key, out, aadOut), nil
+	return Seal(key, out, aadOut), req.ID, nil
+}
+
+// admit answers an opened request: refused before dispatch when it is
+// stale, repeated or one too many (counted in the request log, aggregated
+// per device and minute), else handled.
+func (h *Host) admit(ctx context.Context, dev Device, req Request) Response {
+	err := h.guard(dev.ID).Check(req.TS, req.Nonce)
+	switch err {
+	case nil:
+		return h.Handle(ctx, dev, req)
+	case errBusy:
+		h.noteRefused(dev, RefusedBusy)
+		return h.errorResponse(req, ErrBusy)
+	case errReplay:
+		h.noteRefused(dev, RefusedReplay)
+	default:
+		h.noteRefused(dev, RefusedStale)
+	}
+	return h.errorResponse(req, ErrStale)
+}
+
+// noteRefused counts a request refused before dispatch in the request log.
+func (h *Host) noteRefused(dev Device, kind string) {
+	if h.o.Log == nil {
+		return
+	}
+	id := dev.ID
+	if dev.Desktop {
+		id = "desktop"
+	}
+	if err := h.o.Log.Refused(id, dev.Fingerprint, kind); err != nil {
+		h.o.Logger.Error("request log", "err", err)
+	}
 }
 
 func (h *Host) guard(device string) *ReplayGuard {
@@ -233,12 +269,17 @@ func (h *Host) dispatch(ctx context.Context, dev Device, req Request, p common) 
 	return h.runInLane(ctx, c, m, req.Params)
 }
 
-// allowed checks the device's grant against the method's scope; it runs at
-// arrival and again when the request leaves its lane (the device may have
-// been revoked meanwhile).
+// allowed checks the device's presence (relay devices) and its grant
+// against the method's scope; it runs at arrival and again when the request
+// leaves its lane (the device may have been removed from the account,
+// revoked or re-keyed meanwhile). The switch is not read again: it travels
+// with the request (policy.md §1).
 func (h *Host) allowed(dev Device, m *Method) error {
 	if dev.Desktop {
 		return nil
+	}
+	if dev.present != nil && !dev.present() {
+		return ErrNotPresent
 	}
 	g := h.o.Grants.GrantFor(dev.ID, dev.Fingerprint)
 	if g == trust.None {

@@ -33,6 +33,10 @@ type RelayHostOptions struct {
 	Logger *slog.Logger
 }
 
+// ErrNotPresent refuses a request whose device left the account's presence
+// (removed, or back with another key) while the request waited to start.
+var ErrNotPresent = newError(CodeAccess, "This device is no longer on this computer's relay account, so the request did not run.")
+
 // maxInFlight bounds the requests one device has open on this host at once
 // (the relay's rate limit bounds how fast they come).
 const maxInFlight = 32
@@ -90,6 +94,9 @@ func (r *RelayHost) Frame(from, body string) {
 	r.mu.Unlock()
 	if !known || busy {
 		r.o.Logger.Debug("relay frame dropped", "from", from, "inPresence", known, "busy", busy)
+		if busy {
+			r.o.Host.noteRefused(Device{ID: from, Fingerprint: trust.Fingerprint(p.PublicKey)}, RefusedBusy)
+		}
 		return
 	}
 	go func() {
@@ -105,15 +112,26 @@ func (r *RelayHost) Frame(from, body string) {
 		if err != nil {
 			return
 		}
-		dev := Device{ID: from, Fingerprint: trust.Fingerprint(p.PublicKey)}
-		out, err := r.o.Host.HandleSealed(context.Background(), dev, key, RelayAAD(from, r.o.ID), RelayAAD(r.o.ID, from), body)
+		dev := Device{ID: from, Fingerprint: trust.Fingerprint(p.PublicKey),
+			present: func() bool { return r.inPresence(from, p.PublicKey) }}
+		out, ref, err := r.o.Host.handleSealed(context.Background(), dev, key, RelayAAD(from, r.o.ID), RelayAAD(r.o.ID, from), body)
 		if err != nil {
 			return
 		}
-		if err := r.o.Send(from, "", out); err != nil {
+		// ref is the request's id, so the relay's undeliverable notice
+		// names the one call it concerns (relay.md, frames).
+		if err := r.o.Send(from, ref, out); err != nil {
 			r.o.Logger.Warn("relay reply not sent", "to", from, "err", err)
 		}
 	}()
+}
+
+// inPresence reports whether device id is in presence now with key.
+func (r *RelayHost) inPresence(id string, key []byte) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p, ok := r.peers[id]
+	return ok && string(p.PublicKey) == string(key)
 }
 
 // Event seals an event for a device in presence and sends it (the host's
