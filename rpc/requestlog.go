@@ -21,12 +21,29 @@ import (
 // text or diff content), in the state folder, 0600, rotated by size. Each
 // line carries the SHA-256 of the line before, across rotations, so a cut or
 // an edit shows when the log is read.
+//
+// Requests refused before dispatch (stale, replayed, one too many) are not a
+// line each: a flood of them would push every real line out through
+// rotation. They are counted per device, kind and minute, and written as one
+// record with the count when the minute ends (or the log closes), so a flood
+// of any size costs at most maxRefusedDevices+1 records per kind a minute.
 
 const (
 	logName   = "requests.log"
 	logMax    = 8 << 20 // rotate past this
 	logKeep   = 3       // rotated files kept: requests.log.1 .. .3
 	maxLogRec = 4 << 10 // a line longer than this is not one of ours
+	// maxRefusedDevices bounds the devices counted apart in one minute's
+	// refusals; the rest are counted together as othersDevice.
+	maxRefusedDevices = 1000
+	othersDevice      = "others"
+)
+
+// Kinds of refusal before dispatch: an aggregated record's code.
+const (
+	RefusedBusy   = "BUSY"   // the device had too much in flight, or too many nonces in the window
+	RefusedStale  = "STALE"  // the timestamp was out of the window
+	RefusedReplay = "REPLAY" // the nonce was seen inside the window
 )
 
 // LogEntry is one line.
@@ -38,21 +55,37 @@ type LogEntry struct {
 	Target      string    `json:"target,omitempty"`
 	Code        string    `json:"code"` // "OK" or the error code
 	MS          int64     `json:"ms"`
-	Prev        string    `json:"prev"` // SHA-256 of the previous line, hex
+	// Count, when set, makes this an aggregated record: Count requests of
+	// Device refused before dispatch with Code in the minute from Time.
+	Count int64  `json:"count,omitempty"`
+	Prev  string `json:"prev"` // SHA-256 of the previous line, hex
 }
 
 // RequestLog appends to the log.
 type RequestLog struct {
-	mu   sync.Mutex
-	dir  string
-	f    *os.File
-	size int64
-	prev string
+	mu      sync.Mutex
+	dir     string
+	f       *os.File
+	size    int64
+	prev    string
+	now     func() time.Time
+	refused *refusedMinute // this minute's refusals before dispatch, nil when none
+	flush   *time.Timer    // writes them when the minute ends
 }
+
+// refusedMinute counts one minute's refusals before dispatch.
+type refusedMinute struct {
+	start time.Time
+	count map[refusedKey]int64
+	order []refusedKey      // first seen first, so records come out in a stable order
+	fp    map[string]string // device -> the first fingerprint seen this minute
+}
+
+type refusedKey struct{ device, kind string }
 
 // OpenRequestLog opens (creating it) the log in the state folder dir.
 func OpenRequestLog(dir string) (*RequestLog, error) {
-	l := &RequestLog{dir: dir}
+	l := &RequestLog{dir: dir, now: time.Now}
 	if err := l.open(); err != nil {
 		return nil, err
 	}
@@ -112,10 +145,23 @@ func lineHash(line []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Append writes one entry, chained to the last.
+// Append writes one entry, chained to the last (after the refusals of a
+// minute that has ended, so the log stays in time order).
 func (l *RequestLog) Append(e LogEntry) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.refused != nil && !l.refused.start.Equal(minuteOf(l.now())) {
+		if err := l.flushLocked(); err != nil {
+			return err
+		}
+	}
+	return l.appendLocked(e)
+}
+
+func (l *RequestLog) appendLocked(e LogEntry) error {
+	if l.f == nil {
+		return errLogClosed
+	}
 	e.Prev = l.prev
 	line, err := json.Marshal(e)
 	if err != nil {
@@ -149,12 +195,100 @@ func (l *RequestLog) rotate() error {
 	return nil
 }
 
-// Close closes the log file.
+// Refused counts one request of device refused before dispatch, of kind
+// (RefusedBusy, RefusedStale, RefusedReplay). Nothing is written until the
+// minute ends: then one record per device and kind carries the count.
+func (l *RequestLog) Refused(device, fingerprint, kind string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return errLogClosed
+	}
+	start := minuteOf(l.now())
+	if l.refused != nil && !l.refused.start.Equal(start) {
+		if err := l.flushLocked(); err != nil {
+			return err
+		}
+	}
+	if l.refused == nil {
+		l.refused = &refusedMinute{start: start, count: map[refusedKey]int64{}, fp: map[string]string{}}
+		l.armFlush(start)
+	}
+	l.refused.add(device, fingerprint, kind)
+	return nil
+}
+
+// add counts one refusal; past maxRefusedDevices devices in the minute, a
+// new device counts as othersDevice, so memory and records stay bounded
+// whatever ids arrive.
+func (m *refusedMinute) add(device, fingerprint, kind string) {
+	if _, seen := m.fp[device]; !seen {
+		if len(m.fp) >= maxRefusedDevices {
+			device, fingerprint = othersDevice, ""
+		}
+		if _, seen := m.fp[device]; !seen {
+			m.fp[device] = fingerprint
+		}
+	}
+	k := refusedKey{device, kind}
+	if m.count[k] == 0 {
+		m.order = append(m.order, k)
+	}
+	m.count[k]++
+}
+
+// armFlush writes the minute's refusals once it ends, even if nothing else
+// is logged after it.
+func (l *RequestLog) armFlush(start time.Time) {
+	wait := start.Add(time.Minute).Sub(l.now())
+	l.flush = time.AfterFunc(max(wait, 0), func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.refused != nil && l.refused.start.Equal(start) && l.f != nil {
+			_ = l.flushLocked() // a failed write leaves the counts for the next try
+		}
+	})
+}
+
+// flushLocked writes the pending minute's records, chained as any line.
+func (l *RequestLog) flushLocked() error {
+	m := l.refused
+	if m == nil {
+		return nil
+	}
+	if l.flush != nil {
+		l.flush.Stop()
+		l.flush = nil
+	}
+	for i, k := range m.order {
+		e := LogEntry{Time: m.start, Device: k.device, Fingerprint: m.fp[k.device], Code: k.kind, Count: m.count[k]}
+		if err := l.appendLocked(e); err != nil {
+			m.order = m.order[i:] // keep what was not written
+			return err
+		}
+	}
+	l.refused = nil
+	return nil
+}
+
+func minuteOf(t time.Time) time.Time { return t.UTC().Truncate(time.Minute) }
+
+// Close writes the pending refusals and closes the log file.
 func (l *RequestLog) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.f.Close()
+	if l.f == nil {
+		return errLogClosed
+	}
+	err := l.flushLocked()
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	l.f = nil
+	return err
 }
+
+var errLogClosed = errors.New("request log: closed")
 
 // ErrChainBroken says a line's prev does not match the line before it: the
 // log was cut or edited there.
