@@ -63,8 +63,19 @@ var ErrRefused = refusal.New(refusal.Refused, "pairing refused", "The computer d
 // Pair says hello through the link and waits (up to a minute) for the
 // person at the computer.
 func Pair(ctx context.Context, hc *http.Client, l Link, name string) (Paired, error) {
+	return PairShowingCode(ctx, hc, l, name, nil)
+}
+
+// PairShowingCode is Pair that first hands show the request's pair code
+// (PairCode), which the computer shows beside the request: the person
+// compares the two before allowing it. show runs before the hello is sent.
+func PairShowingCode(ctx context.Context, hc *http.Client, l Link, name string, show func(code string)) (Paired, error) {
 	h, _ := json.Marshal(hello{Type: "hello", Name: name, TS: time.Now().UnixMilli(), Nonce: randomID(24)})
-	body, _ := json.Marshal(map[string]string{"p": l.ID, "f": rpc.Seal(l.Key, h, helloAAD(l.ID, "host"))})
+	frame := rpc.Seal(l.Key, h, helloAAD(l.ID, "host"))
+	if show != nil {
+		show(PairCode(l.ID, l.Key, frame))
+	}
+	body, _ := json.Marshal(map[string]string{"p": l.ID, "f": frame})
 	out, err := post(ctx, hc, l.Base+"rc/hello", body)
 	if err != nil {
 		return Paired{}, err

@@ -236,17 +236,17 @@ func TestHelloLimits(t *testing.T) {
 	l, _ := ParseLink(f.srv.Pairing().Link())
 	wrong := l
 	wrong.Key[0] ^= 1 // a guess at the key
-	for i := range helloPerMinute {
+	for i := range junkPerMinute {
 		if _, err := Pair(context.Background(), f.hc, wrong, "guess"); err == nil || refusal.Sentence(err) != msgOldLink {
 			t.Fatalf("guess %d: %v", i, err)
 		}
 	}
-	if _, err := Pair(context.Background(), f.hc, l, "real"); err == nil || refusal.Sentence(err) != msgTooMany {
-		t.Fatalf("the 11th hello in a minute: %v", err)
+	if _, err := Pair(context.Background(), f.hc, wrong, "guess"); err == nil || refusal.Sentence(err) != msgTooMany {
+		t.Fatalf("the 11th failed hello in a minute: %v", err)
 	}
 	// 20 failures replace the link and warn.
 	f.srv.pairing.mu.Lock()
-	f.srv.pairing.hellos = nil
+	f.srv.pairing.junk = junkBudget{}
 	f.srv.pairing.failures = maxFailures - 1
 	f.srv.pairing.mu.Unlock()
 	_, _ = Pair(context.Background(), f.hc, wrong, "guess")

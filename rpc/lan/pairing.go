@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -13,10 +14,9 @@ import (
 
 // Pairing limits (seed, page 15).
 const (
-	MaxDevices     = 3
-	helloPerMinute = 10
-	maxFailures    = 20               // failed hellos before the link is replaced
-	decisionWait   = 50 * time.Second // a hello waits this long for the person at the computer
+	MaxDevices   = 3
+	maxFailures  = 20               // failed hellos before the link is replaced
+	decisionWait = 50 * time.Second // a hello waits this long for the person at the computer
 )
 
 // Device is a paired device. Its key lives in memory only and ends with
@@ -35,6 +35,9 @@ type Request struct {
 	ID   string    `json:"id"`
 	Name string    `json:"name"` // what the page says it is (its browser)
 	From string    `json:"from"` // its address
+	// Code is the pair code the device shows too (PairCode): the person
+	// allows the request whose code matches the one on the device in hand.
+	Code string `json:"code"`
 	At   time.Time `json:"at"`
 	done chan decision
 }
@@ -65,7 +68,7 @@ type Pairing struct {
 	guard    *rpc.ReplayGuard
 	devices  map[string]*Device
 	pending  *Request
-	hellos   []time.Time // attempts in the last minute
+	junk     junkBudget // failed hellos per sender address
 	failures int
 	warning  string
 	revision int
@@ -192,28 +195,24 @@ func (p *Pairing) device(id string) (rpc.Key, bool) {
 	return d.key, true
 }
 
-// helloAllowed counts an attempt against the per-minute limit.
-func (p *Pairing) helloAllowed(now time.Time) bool {
+// junkAllowed reports whether the sender address from may still send a
+// hello that fails to open this minute. A hello that opens is never asked
+// about: the holder of a valid link always gets through.
+func (p *Pairing) junkAllowed(from netip.Addr, now time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	kept := p.hellos[:0]
-	for _, t := range p.hellos {
-		if now.Sub(t) < time.Minute {
-			kept = append(kept, t)
-		}
-	}
-	p.hellos = kept
-	if len(p.hellos) >= helloPerMinute {
-		return false
-	}
-	p.hellos = append(p.hellos, now)
-	return true
+	return p.junk.allowed(from, now)
 }
 
-// failed counts a failed hello; the 20th replaces the link.
-func (p *Pairing) failed() {
+// failed charges a failed hello to its sender address; the 20th counted
+// failure replaces the link. A sender over its budget is not counted, so
+// one address cannot spend the link.
+func (p *Pairing) failed(from netip.Addr, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !p.junk.charge(from, now) {
+		return
+	}
 	p.failures++
 	if p.failures >= maxFailures {
 		p.rotateLocked()
@@ -232,7 +231,7 @@ func (p *Pairing) current() (string, rpc.Key, *rpc.ReplayGuard) {
 // hello is the pairing handshake's wait: it registers the request, waits
 // for the person at the computer (or ctx, or 50 s), and on allow makes the
 // device and replaces the link.
-func (p *Pairing) hello(ctx context.Context, name, from string) (*Device, string) {
+func (p *Pairing) hello(ctx context.Context, name, from, code string) (*Device, string) {
 	p.mu.Lock()
 	switch {
 	case len(p.devices) >= MaxDevices:
@@ -242,7 +241,7 @@ func (p *Pairing) hello(ctx context.Context, name, from string) (*Device, string
 		p.mu.Unlock()
 		return nil, "Another device is waiting to be allowed on this computer. Try again in a minute."
 	}
-	req := &Request{ID: randomID(8), Name: name, From: from, At: time.Now(), done: make(chan decision, 1)}
+	req := &Request{ID: randomID(8), Name: name, From: from, Code: code, At: time.Now(), done: make(chan decision, 1)}
 	p.pending = req
 	p.bumpLocked()
 	p.mu.Unlock()

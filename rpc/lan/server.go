@@ -242,34 +242,25 @@ type helloAnswer struct {
 }
 
 func (s *Server) handleHello(w http.ResponseWriter, r *http.Request) {
-	if !s.pairing.helloAllowed(time.Now()) {
-		fail(w, http.StatusTooManyRequests, msgTooMany)
-		return
-	}
+	from := remoteAddr(r)
 	var in struct {
 		P string `json:"p"`
 		F string `json:"f"`
 	}
 	if !readBody(w, r, maxHelloBody, &in) {
-		s.pairing.failed()
+		s.pairing.failed(from, time.Now())
 		return
 	}
 	linkID, key, guard := s.pairing.current()
-	if in.P != linkID {
-		s.pairing.failed()
-		fail(w, http.StatusForbidden, msgOldLink)
-		return
-	}
 	plain, err := rpc.Open(key, in.F, helloAAD(linkID, "host"))
 	var h hello
-	if err != nil || json.Unmarshal(plain, &h) != nil || h.Type != "hello" || guard.Check(h.TS, h.Nonce) != nil {
-		s.pairing.failed()
-		fail(w, http.StatusForbidden, msgOldLink)
+	if in.P != linkID || err != nil || json.Unmarshal(plain, &h) != nil || h.Type != "hello" || guard.Check(h.TS, h.Nonce) != nil {
+		s.junkHello(w, from)
 		return
 	}
 	name := cleanName(h.Name)
-	host, _, _ := net.SplitHostPort(r.RemoteAddr)
-	dev, refusal := s.pairing.hello(r.Context(), name, host)
+	code := PairCode(linkID, key, in.F)
+	dev, refusal := s.pairing.hello(r.Context(), name, from.String(), code)
 	ans := helloAnswer{Type: "refused", Error: refusal, TS: time.Now().UnixMilli(), Nonce: randomID(24)}
 	if dev != nil {
 		ans = helloAnswer{Type: "paired", DeviceID: dev.ID, DeviceKey: encodeKey(dev.key), Grant: dev.Grant.String(), TS: ans.TS, Nonce: ans.Nonce}
@@ -277,6 +268,27 @@ func (s *Server) handleHello(w http.ResponseWriter, r *http.Request) {
 	}
 	out, _ := json.Marshal(ans)
 	sealed(w, rpc.Seal(key, out, helloAAD(linkID, "device")))
+}
+
+// junkHello answers a hello that did not open (or was replayed), charging
+// it to its sender's budget: a sender over budget is told to wait.
+func (s *Server) junkHello(w http.ResponseWriter, from netip.Addr) {
+	now := time.Now()
+	if !s.pairing.junkAllowed(from, now) {
+		fail(w, http.StatusTooManyRequests, msgTooMany)
+		return
+	}
+	s.pairing.failed(from, now)
+	fail(w, http.StatusForbidden, msgOldLink)
+}
+
+// remoteAddr is the request's sender address, IPv4 in IPv6 unmapped.
+func remoteAddr(r *http.Request) netip.Addr {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr().Unmap()
 }
 
 // cleanName keeps a device's self-description short and printable.
