@@ -21,6 +21,12 @@ it took (never parameters, file text or diff content). Each line carries the
 hash of the one before, so a cut or an edit is found: when the chain is broken,
 log says where and exits 1.
 
+Requests refused before they reach a method (STALE: the device's clock is off
+or the frame is old; REPLAY: a frame seen before; BUSY: too many at once) are
+counted per device and minute: one line with the count, written when the
+minute ends, so a flood shows as a number and never pushes the rest out.
+Past 1,000 devices in a minute the rest are counted as "others".
+
 --since takes a time (2026-11-30T12:00:00Z) or a duration back from now (2h).`,
 		setup: func(fs *flag.FlagSet) func(*env, []string) int {
 			device := fs.String("device", "", "only this device's requests")
@@ -49,7 +55,7 @@ log says where and exits 1.
 				}
 				var shown []rpc.LogEntry
 				for _, en := range entries {
-					if (*device == "" || en.Device == *device) && !en.Time.Before(from) {
+					if (*device == "" || en.Device == *device) && !lastTime(en).Before(from) {
 						shown = append(shown, en)
 					}
 				}
@@ -59,8 +65,7 @@ log says where and exits 1.
 					_ = enc.Encode(map[string]any{"entries": shown, "chainIntact": broken < 0, "brokenAt": broken})
 				} else {
 					for _, en := range shown {
-						fmt.Fprintf(e.stdout, "%s  %-20s %-16s %-18s %-18s %-14s %dms\n", en.Time.Format(time.RFC3339),
-							en.Device, short(en.Fingerprint), en.Method, en.Target, en.Code, en.MS)
+						printEntry(e, en)
 					}
 				}
 				if broken >= 0 {
@@ -71,6 +76,27 @@ log says where and exits 1.
 			}
 		},
 	})
+}
+
+// printEntry prints one line: a request, or a minute's count of requests
+// refused before dispatch.
+func printEntry(e *env, en rpc.LogEntry) {
+	if en.Count > 0 {
+		fmt.Fprintf(e.stdout, "%s  %-20s %-16s %-37s %-14s %d in this minute\n", en.Time.Format(time.RFC3339),
+			en.Device, short(en.Fingerprint), "(refused before dispatch)", en.Code, en.Count)
+		return
+	}
+	fmt.Fprintf(e.stdout, "%s  %-20s %-16s %-18s %-18s %-14s %dms\n", en.Time.Format(time.RFC3339),
+		en.Device, short(en.Fingerprint), en.Method, en.Target, en.Code, en.MS)
+}
+
+// lastTime is when an entry's last request came: a count's minute may end
+// after --since even if it began before.
+func lastTime(en rpc.LogEntry) time.Time {
+	if en.Count > 0 {
+		return en.Time.Add(time.Minute - time.Nanosecond)
+	}
+	return en.Time
 }
 
 func short(fp string) string {
