@@ -32,12 +32,12 @@ type Device struct {
 
 // Request is a device waiting to be allowed.
 type Request struct {
-	ID   string    `json:"id"`
-	Name string    `json:"name"` // what the page says it is (its browser)
-	From string    `json:"from"` // its address
+	ID   string `json:"id"`
+	Name string `json:"name"` // what the page says it is (its browser)
+	From string `json:"from"` // its address
 	// Code is the pair code the device shows too (PairCode): the person
 	// allows the request whose code matches the one on the device in hand.
-	Code string `json:"code"`
+	Code string    `json:"code"`
 	At   time.Time `json:"at"`
 	done chan decision
 }

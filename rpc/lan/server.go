@@ -29,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatehouse/gatehouse/internal/connlimit"
 	"github.com/gatehouse/gatehouse/rpc"
 	"github.com/gatehouse/gatehouse/trust"
 )
@@ -40,6 +41,27 @@ const (
 	maxEventsArg = 4 << 10
 	streamQueue  = 64
 	keepAlive    = 25 * time.Second
+)
+
+// Slow clients. A connection that sends headers and never its body, or
+// never reads its answer, holds a descriptor and a goroutine: each phase
+// has a deadline, and connlimit caps how many connections are open at once
+// per client address and in total, so a flood from one address (about
+// 20,000 slow connections once exhausted the descriptors) leaves room for
+// everyone else. The deadlines are set per request with
+// http.ResponseController rather than the server's ReadTimeout and
+// WriteTimeout, which would also cut the long-lived event stream (and, for
+// ReadTimeout, cancel a hello waiting 50 s for the person at the computer).
+const (
+	headerTimeout = 10 * time.Second // the request line and headers
+	bodyTimeout   = 30 * time.Second // the whole request, body included (a frame of up to 1.4 MB on a slow phone)
+	writeTimeout  = 30 * time.Second // each answer, and each write on the event stream
+	idleTimeout   = 60 * time.Second // a kept-alive connection between requests
+	// A paired page holds its event stream and at most 6 calls (a
+	// browser's connections per host), gatehouse call a few more; 3 devices
+	// may share an address behind a router.
+	connsPerAddr = 32
+	connsTotal   = 512
 )
 
 // csp lets the page load only itself: no inline script, no other origin.
@@ -68,6 +90,8 @@ type Options struct {
 	Logger *slog.Logger
 	// DecisionWaitForTest shortens the 50 s a hello waits.
 	DecisionWaitForTest time.Duration
+	// BodyTimeoutForTest shortens the 30 s a request has to arrive whole.
+	BodyTimeoutForTest time.Duration
 }
 
 // Server serves one address.
@@ -101,6 +125,7 @@ func Listen(o Options, ho rpc.HostOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	l = connlimit.Listen(l, connsPerAddr, connsTotal)
 	s := &Server{o: o, l: l, hostport: l.Addr().String(), log: o.Logger, streams: map[string]*stream{}, guards: map[string]*rpc.ReplayGuard{}}
 	s.pairing = newPairing("http://"+s.hostport+"/", o.Kind)
 	s.pairing.decisionWaitForTest = o.DecisionWaitForTest
@@ -113,8 +138,8 @@ func Listen(o Options, ho rpc.HostOptions) (*Server, error) {
 	mux.HandleFunc("POST /rc/call", s.handleCall)
 	mux.HandleFunc("GET /rc/events", s.handleEvents)
 	mux.HandleFunc("GET /", s.handlePage)
-	s.hs = &http.Server{Handler: s.guard(mux), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
-		ErrorLog: slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug)}
+	s.hs = &http.Server{Handler: s.guard(mux), ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout,
+		MaxHeaderBytes: 16 << 10, ErrorLog: slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug)}
 	return s, nil
 }
 
@@ -161,6 +186,9 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("X-Frame-Options", "DENY")
+		// The body must arrive within bodyTimeout of the headers; readBody
+		// lifts the deadline once it has, and handleEvents for its stream.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.bodyTimeout()))
 		if r.Host != s.hostport {
 			fail(w, http.StatusMisdirectedRequest, msgWrongHost)
 			return
@@ -173,7 +201,29 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	})
 }
 
+// bodyTimeout is how long a request has to arrive whole.
+func (s *Server) bodyTimeout() time.Duration {
+	if s.o.BodyTimeoutForTest > 0 {
+		return s.o.BodyTimeoutForTest
+	}
+	return bodyTimeout
+}
+
+// writeSoon gives the answer about to be written writeTimeout to leave: a
+// client that never reads cannot hold the handler.
+func writeSoon(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeTimeout))
+}
+
+// bodyRead lifts the read deadline once the request is in: were it left,
+// its expiry during a long call (a hello waiting for the person, a push)
+// would cancel the request's context.
+func bodyRead(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+}
+
 func fail(w http.ResponseWriter, status int, msg string) {
+	writeSoon(w)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
@@ -196,6 +246,7 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	if ct := mime.TypeByExtension(path.Ext(name)); ct != "" {
 		w.Header().Set("Content-Type", ct)
 	}
+	writeSoon(w)
 	_, _ = w.Write(data)
 }
 
@@ -212,10 +263,12 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64, v any) bool {
 		}
 		return false
 	}
+	bodyRead(w)
 	return true
 }
 
 func sealed(w http.ResponseWriter, body string) {
+	writeSoon(w)
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]string{"f": body})
 }
@@ -387,7 +440,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, msgBadFrame)
 		return
 	}
-	flusher, ok := w.(http.Flusher)
+	_, ok = w.(http.Flusher)
 	if !ok {
 		fail(w, http.StatusInternalServerError, msgBadRequest)
 		return
@@ -405,28 +458,35 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if old != nil {
 		close(old.done) // one stream per device: the newer wins
 	}
+	bodyRead(w) // the stream lives as long as the pairing; each write has its own deadline
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
-	flusher.Flush()
+	send := func(text string) error {
+		writeSoon(w)
+		if _, err := io.WriteString(w, text); err != nil {
+			return err
+		}
+		return http.NewResponseController(w).Flush()
+	}
+	if send("") != nil {
+		return
+	}
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
 	last := func(kind string) {
 		end, _ := json.Marshal(map[string]any{"type": kind, "ts": time.Now().UnixMilli(), "nonce": randomID(24)})
-		_, _ = io.WriteString(w, "data: "+rpc.Seal(key, end, rpc.LANAAD(d, "device"))+"\n\n")
-		flusher.Flush()
+		_ = send("data: " + rpc.Seal(key, end, rpc.LANAAD(d, "device")) + "\n\n")
 	}
 	for {
 		select {
 		case body := <-st.ch:
-			if _, err := io.WriteString(w, "data: "+body+"\n\n"); err != nil {
+			if send("data: "+body+"\n\n") != nil {
 				return
 			}
-			flusher.Flush()
 		case <-tick.C:
-			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
+			if send(": keep-alive\n\n") != nil {
 				return
 			}
-			flusher.Flush()
 		case <-st.done:
 			s.mu.Lock()
 			closing, replaced := s.closing, s.streams[d] != nil && s.streams[d] != st

@@ -1,0 +1,251 @@
+package lan
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/gatehouse/gatehouse/fsguard"
+	"github.com/gatehouse/gatehouse/gate"
+	"github.com/gatehouse/gatehouse/internal/connlimit"
+	"github.com/gatehouse/gatehouse/rpc"
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+// raiseFileLimit lifts the soft descriptor limit to the hard one: the test
+// holds thousands of sockets, twice (client and server side).
+func raiseFileLimit(t testing.TB, need uint64) {
+	t.Helper()
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	lim.Cur = lim.Max
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	if lim.Cur < need {
+		t.Skipf("RLIMIT_NOFILE hard limit %d is below the %d this test needs", lim.Max, need)
+	}
+}
+
+// slowConns opens n connections from local that send a call's headers and
+// never its body.
+func slowConns(t testing.TB, f *fixture, local string, n int) []net.Conn {
+	t.Helper()
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}, Timeout: 5 * time.Second}
+	head := fmt.Sprintf("POST /rc/call HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", f.srv.hostport)
+	conns := make([]net.Conn, 0, n)
+	t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	for range n {
+		c, err := d.Dial("tcp", f.srv.hostport)
+		if err != nil {
+			t.Fatalf("slow connection %d: %v", len(conns), err)
+		}
+		conns = append(conns, c)
+		_, _ = io.WriteString(c, head) // a connection the server already closed may refuse this
+	}
+	return conns
+}
+
+// stillOpen counts the connections the server has not closed: a read that
+// times out (rather than ending) is a connection the server still holds.
+func stillOpen(conns []net.Conn, wait time.Duration) int {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	open := 0
+	for _, c := range conns {
+		wg.Go(func() {
+			_ = c.SetReadDeadline(time.Now().Add(wait))
+			_, err := c.Read(make([]byte, 1))
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				mu.Lock()
+				open++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return open
+}
+
+// openEvents opens p's event stream and returns its opened frames.
+func openEvents(t *testing.T, f *fixture, p Paired) <-chan map[string]any {
+	t.Helper()
+	open, _ := json.Marshal(map[string]any{"type": "req", "id": "e", "method": "events", "ts": time.Now().UnixMilli(), "nonce": randomID(24)})
+	u := p.Base + "rc/events?d=" + p.DeviceID + "&f=" + urlQuery(rpc.Seal(p.Key, open, rpc.LANAAD(p.DeviceID, "host")))
+	res, err := f.hc.Get(u)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("events: %v %v", res, err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	frames := make(chan map[string]any, 8)
+	go func() {
+		defer close(frames)
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			line, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			plain, err := rpc.Open(p.Key, line, rpc.LANAAD(p.DeviceID, "device"))
+			var m map[string]any
+			if err == nil && json.Unmarshal(plain, &m) == nil {
+				frames <- m
+			}
+		}
+	}()
+	return frames
+}
+
+// 5,000 connections from one address that send headers and never a body
+// hold at most connsPerAddr of the server's connections, and a paired page
+// at another address keeps its event stream and is answered within a
+// second.
+func TestSlowClientsFromOneAddressLeaveRoom(t *testing.T) {
+	const slow = 5000
+	raiseFileLimit(t, 2*slow+256)
+	f := newFixture(t, nil)
+	p, err := f.pair(t, trust.View)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := openEvents(t, f, p)
+
+	start := time.Now()
+	conns := slowConns(t, f, "127.0.0.2", slow)
+	t.Logf("%d slow connections from 127.0.0.2 opened in %v", slow, time.Since(start).Round(time.Millisecond))
+
+	start = time.Now()
+	res, err := (&http.Client{Timeout: time.Second}).Get(f.srv.URL())
+	if err != nil {
+		t.Fatalf("the page from 127.0.0.1 during the flood: %v", err)
+	}
+	res.Body.Close()
+	pageTook := time.Since(start)
+	start = time.Now()
+	if _, err := f.call(t, p, "host.hello", map[string]any{}); err != nil {
+		t.Fatalf("a call from the paired device during the flood: %v", err)
+	}
+	callTook := time.Since(start)
+	t.Logf("during the flood: the page in %v, a sealed call in %v", pageTook.Round(time.Microsecond), callTook.Round(time.Microsecond))
+	if pageTook > time.Second || callTook > time.Second {
+		t.Fatalf("an ordinary request took over a second: page %v, call %v", pageTook, callTook)
+	}
+	open := stillOpen(conns, 2*time.Second)
+	held, refused, _ := connlimit.Stats(f.srv.l)
+	t.Logf("slow connections the server still holds: %d of %d (listener: %d open, %d closed at once)", open, slow, held, refused)
+	if open > connsPerAddr {
+		t.Fatalf("the server holds %d slow connections from one address, over the cap of %d", open, connsPerAddr)
+	}
+	// The event stream from 127.0.0.1 lived through it.
+	if _, err := f.call(t, p, "subscribe", map[string]any{"targets": []string{f.target}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.repo, "flood.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m, ok := <-frames:
+		if !ok || m["name"] != "checkout.changed" {
+			t.Fatalf("event stream after the flood: %v %v", m, ok)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the event stream went quiet during the flood")
+	}
+}
+
+// A request whose body never comes is answered and closed when the body
+// deadline passes, instead of holding its connection for ever.
+func TestSlowBodyIsCut(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.BodyTimeoutForTest = 300 * time.Millisecond })
+	c := slowConns(t, f, "127.0.0.1", 1)[0]
+	_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	start := time.Now()
+	answer, err := io.ReadAll(c)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("a request without its body was still held after %v", time.Since(start).Round(time.Millisecond))
+	}
+	t.Logf("cut after %v: %q", time.Since(start).Round(time.Millisecond), strings.SplitN(string(answer), "\r\n", 2)[0])
+}
+
+// The body deadline does not cut what legitimately lasts: an event stream
+// and a hello waiting for the person at the computer both outlive it.
+func TestDeadlinesSpareStreamsAndWaitingHellos(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.BodyTimeoutForTest = 200 * time.Millisecond })
+	l, _ := ParseLink(f.srv.Pairing().Link())
+	go func() {
+		time.Sleep(600 * time.Millisecond) // the person takes longer than the body deadline
+		decideFirst(f, trust.View)
+	}()
+	p, err := Pair(context.Background(), f.hc, l, "Test browser")
+	if err != nil {
+		t.Fatalf("a hello waiting past the body deadline: %v", err)
+	}
+	frames := openEvents(t, f, p)
+	time.Sleep(800 * time.Millisecond)
+	if _, err := f.call(t, p, "subscribe", map[string]any{"targets": []string{f.target}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.repo, "later.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m, ok := <-frames:
+		if !ok || m["name"] != "checkout.changed" {
+			t.Fatalf("the event stream after the body deadline: %v %v", m, ok)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event after the body deadline")
+	}
+}
+
+// BenchmarkPageDuringSlowFlood measures an ordinary request from 127.0.0.1
+// while 5,000 slow connections from 127.0.0.2 knock.
+func BenchmarkPageDuringSlowFlood(b *testing.B) {
+	raiseFileLimit(b, 2*5000+256)
+	f := newBenchFixture(b)
+	slowConns(b, f, "127.0.0.2", 5000)
+	hc := &http.Client{Timeout: time.Second}
+	for b.Loop() {
+		res, err := hc.Get(f.srv.URL())
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	}
+}
+
+// newBenchFixture is a server with the page and no checkouts.
+func newBenchFixture(b *testing.B) *fixture {
+	srv, err := Listen(Options{Addr: netip.MustParseAddr("127.0.0.1"), Kind: Loopback,
+		Page: fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>gatehouse</title>")}}},
+		rpc.HostOptions{Registry: rpc.NewRegistry(), Targets: rpc.NewTargets(fsguard.Options{Home: "/nonexistent"}, gate.Options{}), FullAccess: func() bool { return false }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	go srv.Serve()
+	b.Cleanup(func() { _ = srv.Close(context.Background()) })
+	return &fixture{srv: srv}
+}
