@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -57,6 +58,17 @@ var migrations = []string{
 		created_at INTEGER NOT NULL,
 		PRIMARY KEY (account_id, device_id, token),
 		FOREIGN KEY (account_id, device_id) REFERENCES devices(account_id, id) ON DELETE CASCADE
+	);`,
+	// 2: tombstones. A removed device's id stays bound to its key, so no
+	// other key can take it (issue 12: a device of the account removed the
+	// host and signed in again under the host's id with its own key). No
+	// foreign key: a tombstone outlives its device and its account.
+	`CREATE TABLE tombstones (
+		account_id TEXT NOT NULL,
+		device_id  TEXT NOT NULL,
+		key_hash   TEXT NOT NULL,
+		removed_at INTEGER NOT NULL,
+		PRIMARY KEY (account_id, device_id)
 	);`,
 }
 
@@ -111,7 +123,16 @@ type Store struct {
 
 // OpenStore opens (creating it if needed) the database at path and brings
 // its schema up to date.
+//
+// Every file of the database (the file, its -wal and -shm) is 0600, whatever
+// the folder's mode and the umask: an existing --data folder may be open to
+// others, and the database names every account and device. SQLite makes the
+// -wal and -shm with the database file's mode, so that mode is set first and
+// the others are checked after the first write.
 func OpenStore(path string) (*Store, error) {
+	if err := ownerOnly(path, true); err != nil {
+		return nil, err
+	}
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -123,7 +144,30 @@ func OpenStore(path string) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	for _, f := range []string{path + "-wal", path + "-shm"} {
+		if err := ownerOnly(f, false); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// ownerOnly makes the file at path 0600, creating it (empty) when create is
+// set and it is missing. A missing file that is not to be created is fine.
+func ownerOnly(path string, create bool) error {
+	if create {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return fmt.Errorf("relay: database: %w", err)
+		}
+		f.Close()
+	}
+	err := os.Chmod(path, 0o600)
+	if err != nil && !(errors.Is(err, os.ErrNotExist) && !create) {
+		return fmt.Errorf("relay: database: %w", err)
+	}
+	return nil
 }
 
 // Close closes the database.
@@ -206,6 +250,9 @@ func (s *Store) register(ctx context.Context, a *Account, invite string, d Devic
 	if err := s.ensureAccount(ctx, tx, *a); err != nil {
 		return "", err
 	}
+	if err = checkTombstone(ctx, tx, a.ID, d); err != nil {
+		return "", err
+	}
 	var key string
 	err = tx.QueryRowContext(ctx, `SELECT public_key, gen FROM devices WHERE account_id = ? AND id = ?`, a.ID, d.ID).Scan(&key, &gen)
 	switch {
@@ -263,21 +310,87 @@ func (s *Store) Devices(ctx context.Context, account string) ([]Device, error) {
 	return out, rows.Err()
 }
 
-// DeleteDevice removes a device (its push tokens go with it). It reports
-// whether there was one.
+// checkTombstone refuses a removed device's id to any key but the one it
+// had (ErrKeyConflict, the client's cue to make a new id). The same key may
+// come back: removal is about the device, and the person whose device was
+// removed by mistake signs it in again.
+func checkTombstone(ctx context.Context, tx *sql.Tx, account string, d Device) error {
+	var hash string
+	err := tx.QueryRowContext(ctx, `SELECT key_hash FROM tombstones WHERE account_id = ? AND device_id = ?`, account, d.ID).Scan(&hash)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return err
+	case hash != keyHash(d.PublicKey):
+		return ErrKeyConflict
+	}
+	return nil
+}
+
+// DeleteDevice removes a device (its push tokens go with it) and keeps its
+// tombstone. It reports whether there was one.
 func (s *Store) DeleteDevice(ctx context.Context, account, device string) (bool, error) {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM devices WHERE account_id = ? AND id = ?`, account, device)
+	return s.removeDevices(ctx, `WHERE account_id = ? AND id = ?`, account, device)
+}
+
+// DeleteAccount removes an account and everything it holds but its
+// devices' tombstones: an account signed in again must not hand a removed
+// id to another key either.
+func (s *Store) DeleteAccount(ctx context.Context, account string) error {
+	_, err := s.removeDevices(ctx, `WHERE account_id = ?`, account)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.ExecContext(ctx, `DELETE FROM accounts WHERE id = ?`, account)
+	return err
+}
+
+// removeDevices tombstones then deletes the devices where selects, in one
+// transaction, and reports whether there were any.
+func (s *Store) removeDevices(ctx context.Context, where string, args ...any) (bool, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
 	}
-	n, _ := res.RowsAffected()
-	return n > 0, nil
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT id, public_key FROM devices `+where, args...)
+	if err != nil {
+		return false, err
+	}
+	type dead struct{ id, key string }
+	var list []dead
+	for rows.Next() {
+		var d dead
+		if err := rows.Scan(&d.id, &d.key); err != nil {
+			rows.Close()
+			return false, err
+		}
+		list = append(list, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	account := args[0]
+	for _, d := range list {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO tombstones (account_id, device_id, key_hash, removed_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT DO UPDATE SET key_hash = excluded.key_hash, removed_at = excluded.removed_at`,
+			account, d.id, keyHash(d.key), s.now().UnixMilli()); err != nil {
+			return false, err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM devices `+where, args...); err != nil {
+		return false, err
+	}
+	return len(list) > 0, tx.Commit()
 }
 
-// DeleteAccount removes an account and everything it holds.
-func (s *Store) DeleteAccount(ctx context.Context, account string) error {
-	_, err := s.db.ExecContext(ctx, `DELETE FROM accounts WHERE id = ?`, account)
-	return err
+// keyHash is what a tombstone keeps of a key: its SHA-256, enough to
+// recognise it, not to use it.
+func keyHash(publicKey string) string {
+	sum := sha256.Sum256([]byte(publicKey))
+	return hex.EncodeToString(sum[:])
 }
 
 // SetHost records whether a device hosts.
