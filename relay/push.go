@@ -90,12 +90,16 @@ func noticeText(waiting, finished int) (title, message string) {
 // window: the first notify opens a window; each notify updates the counts;
 // a notify whose waiting count grows halves what is left of the window
 // (someone is waiting on more); when the window ends one notice goes out
-// with the latest counts.
+// with the latest counts. Halving never brings a notice closer than one
+// window after the one before: that is the account's push rate, so a
+// device that raises the count on every frame cannot make the relay push
+// to the account's phones more than once a window (issue 12).
 type coalescer struct {
 	mu       sync.Mutex
 	window   time.Duration
 	open     bool
 	deadline time.Time
+	lastFire time.Time // when the last notice was due; zero before the first
 	timer    *time.Timer
 	waiting  int
 	finished int
@@ -110,9 +114,8 @@ func (c *coalescer) add(kind string, count int, now time.Time) {
 		c.waiting, c.finished = 0, 0
 		c.timer = time.AfterFunc(c.window, c.flush)
 	} else if kind == "waiting" && count > c.waiting {
-		left := c.deadline.Sub(now) / 2
-		c.deadline = now.Add(left)
-		c.timer.Reset(left)
+		c.deadline = c.halved(now)
+		c.timer.Reset(c.deadline.Sub(now))
 	}
 	switch kind {
 	case "waiting":
@@ -122,13 +125,23 @@ func (c *coalescer) add(kind string, count int, now time.Time) {
 	}
 }
 
+// halved is the deadline with half of what is left of the window, but no
+// earlier than one window after the last notice.
+func (c *coalescer) halved(now time.Time) time.Time {
+	d := now.Add(c.deadline.Sub(now) / 2)
+	if floor := c.lastFire.Add(c.window); !c.lastFire.IsZero() && d.Before(floor) {
+		return floor
+	}
+	return d
+}
+
 func (c *coalescer) flush() {
 	c.mu.Lock()
 	if !c.open {
 		c.mu.Unlock()
 		return
 	}
-	c.open = false
+	c.open, c.lastFire = false, c.deadline
 	w, f := c.waiting, c.finished
 	c.mu.Unlock()
 	if w > 0 || f > 0 {
