@@ -130,6 +130,9 @@ func New(o Options) (*Server, error) {
 		WriteBufferPool: &sync.Pool{},
 		WriteBufferSize: 16 << 10,
 		CheckOrigin:     notFromAPage,
+		// The answer to the upgrade is bounded too; after it the read
+		// loop's deadline (idleWait) holds from the first frame on.
+		HandshakeTimeout: handshakeTimeout,
 	}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /v1/config", s.handleConfig)
@@ -230,7 +233,9 @@ type signIn struct {
 
 func (s *Server) handleAuth(w http.ResponseWriter, r *http.Request) {
 	now := s.now()
-	if !s.authAll.allow("", now) || !s.authIP.allow(s.clientIP(r), now) {
+	// Per address first: the global budget is charged only for requests
+	// their own address allowed, or one address would spend everyone's.
+	if !s.authIP.allow(s.clientIP(r), now) || !s.authAll.allow("", now) {
 		s.m.rateLimited.WithLabelValues("auth").Inc()
 		fail(w, http.StatusTooManyRequests, msgTooMany)
 		return
