@@ -154,10 +154,12 @@ func (t *tui) watch(ctx context.Context) {
 		devices = len(st.Devices)
 		if r := st.Request; r != nil && r.ID != t.asked {
 			t.asked = r.ID
+			// The code tells this request from another holder of the link's:
+			// the person allows only if the device in their hand shows it.
 			if t.quiet {
-				t.say("Pair request from %q at %s: allow it with 'gatehouse devices allow --grant view|control|full', or 'gatehouse devices deny'.\n", r.Name, r.From)
+				t.say("Pair request from %q at %s with code %s: if the device shows the same code, allow it with 'gatehouse devices allow --grant view|control|full', or 'gatehouse devices deny'.\n", r.Name, r.From, r.Code)
 			} else {
-				t.say("\nPair request from %q at %s. Allow with [v]iew, [c]ontrol or [f]ull access, or [d]eny? ", r.Name, r.From)
+				t.say("\nPair request from %q at %s with code %s. Allow only if the device shows the same code: [v]iew, [c]ontrol or [f]ull access, or [d]eny? ", r.Name, r.From, r.Code)
 			}
 		}
 	}

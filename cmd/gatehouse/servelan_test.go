@@ -60,15 +60,17 @@ func TestTerminalAllowsAPairRequest(t *testing.T) {
 
 	l, _ := lan.ParseLink(first)
 	paired := make(chan lan.Paired, 1)
+	shown := make(chan string, 1)
 	go func() {
-		p, err := lan.Pair(context.Background(), &http.Client{Timeout: time.Minute}, l, "Safari on iPhone")
+		p, err := lan.PairShowingCode(context.Background(), &http.Client{Timeout: time.Minute}, l, "Safari on iPhone", func(c string) { shown <- c })
 		if err != nil {
 			t.Error(err)
 		}
 		paired <- p
 	}()
+	code := <-shown // the device's code is the terminal's
 	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(out.String(), `Pair request from "Safari on iPhone" at 127.0.0.1. Allow with [v]iew, [c]ontrol or [f]ull access, or [d]eny?`) {
+	for !strings.Contains(out.String(), `Pair request from "Safari on iPhone" at 127.0.0.1 with code `+code+`. Allow only if the device shows the same code: [v]iew, [c]ontrol or [f]ull access, or [d]eny?`) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no prompt:\n%s", out.String())
 		}
