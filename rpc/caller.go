@@ -40,6 +40,10 @@ func (e *RemoteError) Sentence() string { return e.sentence }
 
 // CallerOptions wire a caller to a transport.
 type CallerOptions struct {
+	// CheckHost, when set, runs before each request is sealed: an error
+	// (the host shows a key other than the one pinned) fails the call with
+	// that error, and nothing is sealed or sent.
+	CheckHost func() error
 	// Seal seals a request's plaintext for the host.
 	Seal func(plain []byte) string
 	// Open opens a sealed body from the host.
@@ -84,6 +88,11 @@ func (c *Caller) Call(ctx context.Context, method string, params any) (json.RawM
 	}
 	if params == nil {
 		raw = []byte("{}")
+	}
+	if c.o.CheckHost != nil {
+		if err := c.o.CheckHost(); err != nil {
+			return nil, err
+		}
 	}
 	req := Request{Type: "req", ID: newNonce(), Method: method, Params: raw, TS: c.o.Now().UnixMilli(), Nonce: newNonce(), Z: 1}
 	plain, _ := json.Marshal(req)

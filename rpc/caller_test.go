@@ -170,3 +170,26 @@ func TestUndeliverableFailsTheCall(t *testing.T) {
 }
 
 func (p *pipe) setDrop(f func(int) bool) { p.drop.Store(&f) }
+
+// A host whose key is not the pinned one gets nothing: CheckHost refuses
+// before Seal, so not even a sealed request leaves (issue 12, item 1).
+func TestCallerChecksTheHostBeforeSealing(t *testing.T) {
+	th := newTestHost(t)
+	th.grants.set(phone.ID, trust.View)
+	p := newPipe(t, th)
+	var sealed atomic.Int64
+	seal := p.caller.o.Seal
+	p.caller.o.Seal = func(plain []byte) string { sealed.Add(1); return seal(plain) }
+	if _, err := p.caller.Call(context.Background(), "test.slow", nil); err != nil {
+		t.Fatal(err)
+	}
+	errChanged := errors.New("host key changed")
+	p.caller.o.CheckHost = func() error { return errChanged }
+	before := sealed.Load()
+	if _, err := p.caller.Call(context.Background(), "test.slow", nil); !errors.Is(err, errChanged) {
+		t.Fatalf("a call to a host with another key: %v", err)
+	}
+	if sealed.Load() != before || p.sent.Load() != 1 {
+		t.Fatalf("sealed %d, sent %d after the refusal", sealed.Load()-before, p.sent.Load())
+	}
+}

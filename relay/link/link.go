@@ -12,11 +12,13 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/relay"
 	"github.com/gatehouse/gatehouse/rpc"
+	"github.com/gatehouse/gatehouse/trust"
 )
 
 // peers turns presence into the host's device list.
@@ -71,10 +73,22 @@ type Device struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	runErr error
+	pin    atomic.Pointer[string] // the host key's fingerprint accepted at Dial
+	first  bool
 }
 
-// Dial connects to the relay and to host hostID, which must be online.
+// Dial connects to the relay and to host hostID, which must be online, with
+// the host's key pinned as DialPinned does.
 func Dial(ctx context.Context, id *relay.Identity, hostID string, logger *slog.Logger) (*Device, error) {
+	return DialPinned(ctx, id, hostID, "", logger)
+}
+
+// DialPinned connects to the relay and to host hostID, which must be
+// online, and checks the host's key against the identity's pin (trust on
+// first use), or against want when the person gave a fingerprint. Every
+// request is checked again before it is sealed, so a key that changes in
+// presence later gets nothing either (*relay.HostKeyError).
+func DialPinned(ctx context.Context, id *relay.Identity, hostID, want string, logger *slog.Logger) (*Device, error) {
 	key, err := id.Key()
 	if err != nil {
 		return nil, err
@@ -97,6 +111,7 @@ func Dial(ctx context.Context, id *relay.Identity, hostID string, logger *slog.L
 		},
 	})
 	d.caller = rpc.NewCaller(rpc.CallerOptions{
+		CheckHost: d.checkPin,
 		Seal: func(plain []byte) string {
 			k, err := d.hostKey()
 			if err != nil {
@@ -141,26 +156,69 @@ func Dial(ctx context.Context, id *relay.Identity, hostID string, logger *slog.L
 		}
 		return nil, err
 	}
-	if _, err := d.hostKey(); err != nil {
+	hk, err := d.presenceKey()
+	if err == nil {
+		var pin string
+		pin, d.first, err = id.CheckHostKey(hostID, hk, want)
+		d.pin.Store(&pin)
+	}
+	if err != nil {
 		d.Close()
 		return nil, err
 	}
 	return d, nil
 }
 
-// hostKey is the pair key for the host's key as presence shows it now; a
-// host missing from presence, or offline, has none.
-func (d *Device) hostKey() (rpc.Key, error) {
+// HostFingerprint is the host key's fingerprint, and whether this Dial
+// pinned it for the first time (to show the person, who compares it with
+// what the computer printed).
+func (d *Device) HostFingerprint() (fp string, first bool) { return d.pinned(), d.first }
+
+func (d *Device) pinned() string {
+	if p := d.pin.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// checkPin refuses a host whose key in presence is not the pinned one.
+func (d *Device) checkPin() error {
+	key, err := d.presenceKey()
+	if err != nil {
+		return nil // not present: Seal finds no key and nothing is sent
+	}
+	if fp := trust.Fingerprint(key); fp != d.pinned() {
+		return &relay.HostKeyError{Host: d.hostID, Pinned: d.pinned(), Shown: fp}
+	}
+	return nil
+}
+
+// presenceKey is the host's public key as presence shows it now; a host
+// missing from presence, or offline, has none.
+func (d *Device) presenceKey() ([]byte, error) {
 	for _, p := range d.client.Presence() {
 		if p.ID == d.hostID && p.Online {
 			key, err := base64.StdEncoding.DecodeString(p.PublicKey)
 			if err != nil {
 				break
 			}
-			return d.keys.Get(p.ID, key)
+			return key, nil
 		}
 	}
-	return rpc.Key{}, ErrHostNotPresent
+	return nil, ErrHostNotPresent
+}
+
+// hostKey is the pair key for the host's key as presence shows it now,
+// refused when it is not the pinned key.
+func (d *Device) hostKey() (rpc.Key, error) {
+	key, err := d.presenceKey()
+	if err != nil {
+		return rpc.Key{}, err
+	}
+	if pin := d.pinned(); pin != "" && trust.Fingerprint(key) != pin {
+		return rpc.Key{}, &relay.HostKeyError{Host: d.hostID, Pinned: pin, Shown: trust.Fingerprint(key)}
+	}
+	return d.keys.Get(d.hostID, key)
 }
 
 // Call calls method on the host, waiting at most wait.
