@@ -18,7 +18,7 @@ type clock struct {
 	t  time.Time
 }
 
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.t = t }
 
 func openTestLog(t *testing.T, c *clock) (*RequestLog, string) {
@@ -178,4 +178,16 @@ func TestRelayBusyDropsAreLogged(t *testing.T) {
 		}
 	}
 	t.Fatalf("no busy record: %+v", entries)
+}
+
+// BenchmarkRefused is the cost of counting one refusal (a flood's price).
+func BenchmarkRefused(b *testing.B) {
+	l, err := OpenRequestLog(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	for b.Loop() {
+		_ = l.Refused("phone-1", fpOf, RefusedReplay)
+	}
 }
