@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -24,7 +23,7 @@ func init() {
 	register(&command{
 		name:    "relay",
 		summary: "run a relay that forwards sealed frames between devices",
-		usage:   "[--listen ADDR] [--data DIR] [--tls-cert FILE --tls-key FILE] [--github-client-id ID] [--push-webhook URL]",
+		usage:   "[--listen ADDR] [--data DIR] [--tls-cert FILE --tls-key FILE] [--github-client-id ID] [--push-webhook URL] [--max-conns-per-address N] [--max-conns N]",
 		help: `Runs a relay: devices sign in to it (by invite, or with GitHub), see which of
 their devices are online, and send each other frames that are sealed end to end.
 The relay sees device ids, sizes and timing, never content: it cannot open a
@@ -43,7 +42,14 @@ Devices refuse a plain http relay unless it is on their own machine.
 It keeps its database (SQLite) and the secret that signs tokens in --data
 (default: the state folder's "relay" folder). Logs go to standard error;
 metrics are at /metrics and health at /healthz. SIGINT or SIGTERM stop it
-gracefully, closing every socket with a normal code.`,
+gracefully, closing every socket with a normal code.
+
+Slow clients are bounded: a request's headers must arrive within 10 s and the
+whole request within 30 s, a kept-alive connection closes after 60 s idle, and
+at most 256 connections from one address (--max-conns-per-address) and what
+the descriptor limit allows in all (--max-conns) are open at once; the excess
+is closed at once. Behind --proxy-header the per-address cap is off unless
+given: the proxy sees the clients' addresses and must limit them.`,
 		setup: setupRelay,
 	})
 	register(&command{
@@ -81,6 +87,8 @@ func setupRelay(fs *flag.FlagSet) func(*env, []string) int {
 	webhook := fs.String("push-webhook", "", "POST push notices (counts only) to this URL; default: log them")
 	proxy := fs.String("proxy-header", "", "take the client address from this header when the peer is a loopback proxy")
 	ready := fs.String("ready-file", "", "write the relay's URL to this file once it listens (for scripts)")
+	perAddr := fs.Int("max-conns-per-address", 0, "open connections from one client address (0: 256, or no cap with --proxy-header, whose proxy must limit per client)")
+	total := fs.Int("max-conns", 0, "open connections in all (0: the descriptor limit less a reserve)")
 	debug := fs.Bool("debug", false, "log each connection")
 	return func(e *env, args []string) int {
 		c := named("relay")
@@ -121,7 +129,7 @@ func setupRelay(fs *flag.FlagSet) func(*env, []string) int {
 				addr = ":8443"
 			}
 		}
-		return serveRelay(e, srv, logger, addr, *cert, *key, *ready)
+		return serveRelay(e, srv, logger, addr, *cert, *key, *ready, connLimits(*perAddr, *total, *proxy != ""))
 	}
 }
 
@@ -149,12 +157,30 @@ func relayOptions(e *env, dir, ghID, ghAPI, webhook, proxy string, logger *slog.
 	return o, func() { st.Close() }, nil
 }
 
-func serveRelay(e *env, srv *relay.Server, logger *slog.Logger, addr, cert, key, ready string) int {
-	l, err := net.Listen("tcp", addr)
+// connLimits are the relay's connection caps and timeouts. Behind a proxy
+// every client has the proxy's address, so the per-address cap is off
+// unless asked for: the proxy must limit per client.
+func connLimits(perAddr, total int, proxied bool) relay.ConnLimits {
+	lim := relay.DefaultConnLimits()
+	if proxied {
+		lim.PerAddr = 0
+	}
+	if perAddr > 0 {
+		lim.PerAddr = perAddr
+	}
+	if total > 0 {
+		lim.Total = total
+	}
+	return lim
+}
+
+func serveRelay(e *env, srv *relay.Server, logger *slog.Logger, addr, cert, key, ready string, lim relay.ConnLimits) int {
+	raw, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "gatehouse relay: %v\n", err)
 		return exitUsage
 	}
+	l := lim.Listen(raw)
 	scheme := "http"
 	if cert != "" {
 		scheme = "https"
@@ -163,8 +189,8 @@ func serveRelay(e *env, srv *relay.Server, logger *slog.Logger, addr, cert, key,
 	if host, _, _ := net.SplitHostPort(l.Addr().String()); scheme == "http" && !net.ParseIP(host).IsLoopback() {
 		logger.Warn("serving plain http on a non-loopback address: devices will refuse it; use --tls-cert/--tls-key or a TLS proxy")
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
-		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug)}
+	hs := relay.NewHTTPServer(srv, lim)
+	hs.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelDebug)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	done := make(chan error, 1)
@@ -175,7 +201,7 @@ func serveRelay(e *env, srv *relay.Server, logger *slog.Logger, addr, cert, key,
 			done <- hs.Serve(l)
 		}
 	}()
-	logger.Info("relay listening", "url", url)
+	logger.Info("relay listening", "url", url, "maxConnsPerAddress", lim.PerAddr, "maxConns", lim.Total)
 	if ready != "" {
 		if err := atomicfile.Write(ready, []byte(url+"\n"), 0o600); err != nil {
 			logger.Error("ready file", "err", err)
