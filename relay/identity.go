@@ -11,9 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,10 +25,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A device's relay identity lives in the state folder in two files:
-// relay.json (the relay's address, this device's id, name and platform,
-// the account) and relay-secrets.json (the relay token and the X25519
-// private key), both 0600 and written atomically. A missing, unreadable or
+// A device's relay identity lives in a folder in two files: relay.json (the
+// relay's address, this device's id, name and platform, the account) and
+// the secrets file (the relay token and the X25519 private key), both 0600
+// and written atomically. The state folder holds two identities
+// (policy.md §1): host/ for serve --relay and client/ for gatehouse call,
+// each with secrets.json, so a call from the serving computer never takes
+// the host's id and socket. A state folder from before the split had one
+// identity at its top (relay.json, relay-secrets.json), made by login for
+// serve: OpenRole moves it into host/ once, key and all. A missing, unreadable or
 // corrupt secrets file means signed out. The key is made once, behind the
 // folder's lock, and an existing key is never overwritten: a key that
 // changed would make every host drop this device's grant.
@@ -35,6 +42,7 @@ const (
 	profileFile = "relay.json"
 	secretsFile = "relay-secrets.json"
 	lockFile    = "relay.lock"
+	roleSecrets = "secrets.json"
 	maxIDFile   = 64 << 10
 )
 
@@ -55,14 +63,76 @@ type secrets struct {
 	Key   string `json:"key,omitempty"` // standard base64 of the X25519 private key
 }
 
-// Identity is a device's relay identity in a state folder.
+// Identity is a device's relay identity in a folder.
 type Identity struct {
-	dir string
-	mu  sync.Mutex
+	dir         string
+	secretsName string
+	mu          sync.Mutex
 }
 
-// OpenIdentity uses the state folder dir (which must exist, 0700).
-func OpenIdentity(dir string) *Identity { return &Identity{dir: dir} }
+// OpenIdentity uses the folder dir (which must exist, 0700), with the
+// secrets in relay-secrets.json.
+func OpenIdentity(dir string) *Identity { return &Identity{dir: dir, secretsName: secretsFile} }
+
+// Roles: the state folder's two identities.
+const (
+	HostRole   = "host"   // gatehouse login, serve --relay, devices
+	ClientRole = "client" // gatehouse call --relay
+)
+
+// OpenRole opens the identity of role (HostRole or ClientRole) in the
+// state folder stateDir, making its 0700 folder. The host's is first moved
+// from the state folder's top when it is still there.
+func OpenRole(stateDir, role string) (*Identity, error) {
+	if role != HostRole && role != ClientRole {
+		return nil, fmt.Errorf("relay: no identity role %q", role)
+	}
+	dir := filepath.Join(stateDir, role)
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("relay: %w", err)
+	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("relay: %s is not a folder", role)
+	}
+	id := &Identity{dir: dir, secretsName: roleSecrets}
+	if role == HostRole {
+		if err := OpenIdentity(stateDir).locked(func() error { return migrate(stateDir, dir) }); err != nil {
+			return nil, err
+		}
+	}
+	return id, nil
+}
+
+// migrate moves the identity at the state folder's top into host/, unless
+// host/ already has its secrets (then the top's are left alone, never
+// mixed). The profile moves first: the secrets' move is the last step, so
+// an interrupted move is finished by the next open. Renames within one
+// folder tree: nothing is copied, the key is never rewritten.
+func migrate(stateDir, hostDir string) error {
+	oldSecrets := filepath.Join(stateDir, secretsFile)
+	newSecrets := filepath.Join(hostDir, roleSecrets)
+	if _, err := os.Lstat(newSecrets); err == nil {
+		return nil
+	}
+	if _, err := os.Lstat(oldSecrets); err != nil {
+		return nil
+	}
+	oldProfile := filepath.Join(stateDir, profileFile)
+	if _, err := os.Lstat(oldProfile); err == nil {
+		if err := os.Rename(oldProfile, filepath.Join(hostDir, profileFile)); err != nil {
+			return fmt.Errorf("relay: moving the sign-in into host/: %w", err)
+		}
+	}
+	if err := os.Rename(oldSecrets, newSecrets); err != nil {
+		return fmt.Errorf("relay: moving the sign-in into host/: %w", err)
+	}
+	if err := atomicfile.SyncDir(hostDir); err != nil {
+		return err
+	}
+	return atomicfile.SyncDir(stateDir)
+}
+
+func (id *Identity) secretsPath() string { return filepath.Join(id.dir, id.secretsName) }
 
 // Profile returns relay.json (zero when missing or corrupt).
 func (id *Identity) Profile() Profile {
@@ -75,7 +145,7 @@ func (id *Identity) Profile() Profile {
 
 func (id *Identity) secrets() secrets {
 	var s secrets
-	if data, err := atomicfile.ReadBounded(filepath.Join(id.dir, secretsFile), maxIDFile); err == nil {
+	if data, err := atomicfile.ReadBounded(id.secretsPath(), maxIDFile); err == nil {
 		if json.Unmarshal(data, &s) != nil {
 			return secrets{}
 		}
@@ -137,7 +207,7 @@ func (id *Identity) ensureKey() (*ecdh.PrivateKey, error) {
 	}
 	s := id.secrets()
 	s.Key = base64.StdEncoding.EncodeToString(k.Bytes())
-	if err := writeJSONFile(filepath.Join(id.dir, secretsFile), s); err != nil {
+	if err := writeJSONFile(id.secretsPath(), s); err != nil {
 		return nil, fmt.Errorf("relay: saving the device key: %w", err)
 	}
 	return k, nil
@@ -154,7 +224,7 @@ func (id *Identity) setToken(old, token string) (bool, error) {
 			return nil
 		}
 		s.Token, changed = token, true
-		return writeJSONFile(filepath.Join(id.dir, secretsFile), s)
+		return writeJSONFile(id.secretsPath(), s)
 	})
 	return changed, err
 }
@@ -323,7 +393,7 @@ func (id *Identity) SignIn(ctx context.Context, hc *http.Client, relayURL, name,
 			p.Account = out.Account
 			s := id.secrets()
 			s.Token = out.Token
-			if err := writeJSONFile(filepath.Join(id.dir, secretsFile), s); err != nil {
+			if err := writeJSONFile(id.secretsPath(), s); err != nil {
 				return err
 			}
 			return writeJSONFile(filepath.Join(id.dir, profileFile), p)
