@@ -306,3 +306,20 @@ func TestSlowClientsCannotHoldTheRelay(t *testing.T) {
 		t.Fatalf("%d headers-only connections outlived the body timeout", open)
 	})
 }
+
+// A reply's ref (the request id it answers) comes back on undeliverable, so
+// the host knows which reply was lost; the relay never drops it.
+func TestUndeliverableKeepsTheRef(t *testing.T) {
+	r := startRelay(t, func(o *Options) { o.FrameLimitForTest = &FrameLimit{Rate: 0.001, Burst: 1} })
+	host := r.signIn("alice", "laptop")
+	ws := r.dial(host, true)
+	next(t, ws, "presence")
+	send(t, ws, map[string]string{"to": "phone-gone", "body": "sealed", "ref": "req-1"})
+	if f := next(t, ws, "undeliverable"); f["ref"] != "req-1" || f["reason"] != "offline" {
+		t.Fatalf("offline: %v", f)
+	}
+	send(t, ws, map[string]string{"to": "phone-gone", "body": "sealed", "ref": "req-2"})
+	if f := next(t, ws, "undeliverable"); f["ref"] != "req-2" || f["reason"] != "rate" {
+		t.Fatalf("rate: %v", f)
+	}
+}
