@@ -51,6 +51,8 @@ try {
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
   await page.goto(gh('devices', 'link'));
   await page.getByText('Waiting for the computer to allow this device').waitFor();
+  const code = await page.locator('#pair-code').textContent();
+  if (!/^\d{3} \d{3}$/.test(code || '')) fail(`the page shows no pair code: ${code}`);
   await shot(page, '1-pairing');
   step('pairing asked');
   if (page.url().includes('#')) fail('the link key stayed in the address bar');

@@ -1,5 +1,6 @@
 // The LAN transport, as rpc/lan serves it: pairing through the link, sealed
 // calls, and sealed server-sent events.
+import { sha256 } from '@noble/hashes/sha2.js';
 import { seal, open, newNonce, b64urlDecode, ReplayGuard } from './seal.js';
 
 export class Refusal extends Error {
@@ -29,11 +30,27 @@ export function parseLink(hash) {
   return { id: m[1], key: b64urlDecode(m[2]) };
 }
 
+// pairCode is rpc/lan's PairCode: six digits from SHA-256 over the link
+// (id and key) and the sealed hello as sent. The computer shows the same
+// code beside the request, so the person can tell this device's request
+// from another holder of the link's.
+export function pairCode(linkId, key, sealedHello) {
+  const te = new TextEncoder();
+  const h = sha256.create();
+  for (const part of [te.encode('gatehouse pair code v1\0'), key, te.encode(linkId), new Uint8Array([0]), te.encode(sealedHello)]) h.update(part);
+  const n = new DataView(h.digest().buffer).getUint32(0) % 1_000_000;
+  const d = String(n).padStart(6, '0');
+  return `${d.slice(0, 3)} ${d.slice(3)}`;
+}
+
 // pair says hello through the link and waits for the person at the
-// computer; it returns { deviceId, key, grant }.
-export async function pair(link, name) {
+// computer; onCode gets the pair code before the hello leaves. It returns
+// { deviceId, key, grant }.
+export async function pair(link, name, onCode = () => {}) {
   const hello = JSON.stringify({ type: 'hello', name, ts: Date.now(), nonce: newNonce() });
-  const out = await postJSON('/rc/hello', { p: link.id, f: seal(link.key, hello, `pair:${link.id}|host`) });
+  const f = seal(link.key, hello, `pair:${link.id}|host`);
+  onCode(pairCode(link.id, link.key, f));
+  const out = await postJSON('/rc/hello', { p: link.id, f });
   const ans = JSON.parse(open(link.key, out.f, `pair:${link.id}|device`));
   if (!new ReplayGuard().check(ans.ts, ans.nonce)) throw new Refusal("That computer's reply was stale or repeated. Try again.");
   if (ans.type !== 'paired') throw new Refusal(ans.error || 'The computer did not pair this device.', 'REFUSED');

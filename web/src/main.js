@@ -120,10 +120,11 @@ async function start() {
     history.replaceState(null, '', location.pathname); // the key leaves the address bar
     if (!dev) {
       setTitle('Pairing', false);
-      show(h('div', { class: 'center' }, h('p', {}, 'Waiting for the computer to allow this device…'),
-        h('p', { class: 'muted' }, 'Allow it there, with the access this device should have.')));
+      const showCode = (code) => show(h('div', { class: 'center' }, h('p', {}, 'Waiting for the computer to allow this device…'),
+        h('p', {}, 'Pair code ', h('strong', { id: 'pair-code', class: 'code' }, code)),
+        h('p', { class: 'muted' }, 'The computer shows a code with the request: allow it there only if it is this one, with the access this device should have. A different code means someone else is asking.')));
       try {
-        const p = await pair(link, deviceName());
+        const p = await pair(link, deviceName(), showCode);
         localStorage.setItem(storeKey, JSON.stringify({ deviceId: p.deviceId, key: b64encode(p.key) }));
         dev = p;
       } catch (e) {
