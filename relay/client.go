@@ -30,6 +30,11 @@ import (
 // computer sleeps: a jump over 10 s means it slept, and it reconnects at
 // once. At most 512 frames wait for the socket; past that Send fails at
 // once.
+//
+// The token is checked at each connect and every 12 hours while a socket
+// stays up, and refreshed when fewer than 7 days are left: a host connected
+// for weeks keeps a valid token for its next reconnect. A failed refresh
+// is left for the next check; a 401 follows the sign-out rule.
 
 // Client timing (ClientOptions can shorten them for tests).
 const (
@@ -61,7 +66,9 @@ type ClientOptions struct {
 	HTTP            *http.Client // nil: a client with a 30 s timeout
 	Logger          *slog.Logger
 	// Timing, for tests: zero means the spec's value.
-	PingEvery, DeadAfter, WakeCheck, BackoffUnit time.Duration
+	PingEvery, DeadAfter, WakeCheck, BackoffUnit, RefreshEvery time.Duration
+	// Now is the clock the token's expiry is compared with; nil: time.Now.
+	Now func() time.Time
 }
 
 // Client is a reconnecting relay socket.
@@ -95,6 +102,12 @@ func NewClient(o ClientOptions) *Client {
 	}
 	if o.BackoffUnit == 0 {
 		o.BackoffUnit = time.Second
+	}
+	if o.RefreshEvery == 0 {
+		o.RefreshEvery = refreshEvery
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	return &Client{o: o, out: make(chan []byte, maxWaiting), kick: make(chan struct{}, 1), connected: make(chan struct{})}
 }
@@ -171,18 +184,13 @@ func (b *backoff) reset() { b.tries = 0 }
 func (c *Client) Run(ctx context.Context) error {
 	var b backoff
 	b.unit = c.o.BackoffUnit
-	refreshed := time.Time{}
 	for {
 		wait := b.next()
 		if !c.sleep(ctx, wait, true) {
 			return ctx.Err()
 		}
-		if time.Since(refreshed) > refreshEvery {
-			if err := c.o.Identity.Refresh(ctx, c.o.HTTP, time.Now()); errors.Is(err, ErrSignedOut) {
-				return err
-			} else if err == nil {
-				refreshed = time.Now()
-			}
+		if errors.Is(c.refresh(ctx), ErrSignedOut) {
+			return ErrSignedOut
 		}
 		up, res := c.connectOnce(ctx)
 		switch {
@@ -199,6 +207,16 @@ func (c *Client) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// refresh checks the token against the clock and refreshes it when fewer
+// than 7 days are left (no network call otherwise).
+func (c *Client) refresh(ctx context.Context) error {
+	err := c.o.Identity.Refresh(ctx, c.o.HTTP, c.o.Now())
+	if err != nil && !errors.Is(err, ErrSignedOut) {
+		c.o.Logger.Debug("relay token refresh failed; trying again at the next check", "err", err)
+	}
+	return err
 }
 
 // sleep waits d, cut short by a kick (a user action) when kickable; false
@@ -272,10 +290,15 @@ func (c *Client) connectOnce(ctx context.Context) (time.Duration, outcome) {
 	pings := make(chan struct{}, 1)
 	wg.Go(func() { c.writeLoop(sockCtx, ws, pings, cancel) })
 	wg.Go(func() { c.watch(sockCtx, ws, pings, cancel, &woke) })
+	var revoked atomic.Bool
+	wg.Go(func() { c.refreshWhileUp(sockCtx, ws, cancel, &revoked) })
 	code := c.readLoop(ws)
 	cancel()
 	ws.Close()
 	wg.Wait()
+	if revoked.Load() {
+		res.signedOut = true
+	}
 	c.mu.Lock()
 	c.connected = make(chan struct{})
 	c.mu.Unlock()
@@ -289,6 +312,26 @@ func (c *Client) connectOnce(ctx context.Context) (time.Duration, outcome) {
 		}
 	}
 	return time.Since(start), res
+}
+
+// refreshWhileUp checks the token every RefreshEvery while the socket is
+// up; a refresh the relay refused with 401 (signed out) cuts the socket.
+func (c *Client) refreshWhileUp(ctx context.Context, ws *websocket.Conn, dead context.CancelFunc, signedOut *atomic.Bool) {
+	t := time.NewTicker(c.o.RefreshEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if errors.Is(c.refresh(ctx), ErrSignedOut) {
+				signedOut.Store(true)
+				dead()
+				ws.Close()
+				return
+			}
+		}
+	}
 }
 
 // readLoop delivers frames until the socket ends, and returns its close

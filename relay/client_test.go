@@ -289,3 +289,42 @@ func TestKickConnectsDuringABackoff(t *testing.T) {
 		t.Fatalf("the kick waited %v: the backoff was not cut short", waited)
 	}
 }
+
+// A socket that stays up for weeks keeps a valid token: the client checks
+// it every RefreshEvery while connected, against its clock, and refreshes
+// it when fewer than 7 days are left, without reconnecting (issue 12,
+// item 5).
+func TestTokenIsRefreshedWhileConnected(t *testing.T) {
+	r := startRelay(t, nil)
+	r.advance(-22 * 24 * time.Hour) // issued 22 days ago: 8 days left
+	d := r.signIn("alice", "laptop")
+	r.advance(22 * 24 * time.Hour)
+	var skew atomic.Int64
+	c, _ := startClient(t, d, true, ClientOptions{RefreshEvery: 20 * time.Millisecond,
+		Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+	if err := c.WaitConnected(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sock := r.srv.hub.get(d.profile.Account.ID, d.profile.DeviceID)
+	time.Sleep(100 * time.Millisecond)
+	if tok, _ := d.id.Token(); tok != d.token {
+		t.Fatal("a token with 8 days left was refreshed")
+	}
+	skew.Store(int64(2 * 24 * time.Hour)) // two days later: 6 days left
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if tok, _ := d.id.Token(); tok != d.token {
+			if time.Until(tokenExpiry(tok)) < 29*24*time.Hour {
+				t.Fatalf("the new token expires %v", tokenExpiry(tok))
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the token was not refreshed while connected")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r.srv.hub.get(d.profile.Account.ID, d.profile.DeviceID) != sock {
+		t.Fatal("the client reconnected to refresh")
+	}
+}
