@@ -57,6 +57,10 @@ export async function pair(link, name, onCode = () => {}) {
   return { deviceId: ans.deviceId, key: b64urlDecode(ans.deviceKey), grant: ans.grant };
 }
 
+// NOT_THE_COMPUTER is said when a reply is not sealed with this device's
+// key: the page is pinned to the computer it paired with.
+export const NOT_THE_COMPUTER = 'This reply did not come from the computer this device paired with, so it was ignored. Scan the code that gatehouse serve shows on your computer to pair again.';
+
 let seq = 0;
 
 export class Host {
@@ -82,7 +86,15 @@ export class Host {
     } finally {
       clearTimeout(timer);
     }
-    const res = JSON.parse(open(this.key, out.f, `${this.deviceId}|device`));
+    let res;
+    try {
+      res = JSON.parse(open(this.key, out.f, `${this.deviceId}|device`));
+    } catch {
+      // Only the computer this device paired with holds its key: whoever
+      // answers at that address now (another program after a restart) is
+      // not it, and nothing it sent is used.
+      throw new Refusal(NOT_THE_COMPUTER, 'NOT_THE_COMPUTER');
+    }
     if (res.type !== 'res' || res.id !== req.id || !this.guard.check(res.ts, res.nonce)) {
       throw new Refusal("That computer's reply was stale or repeated. Try again.", 'STALE');
     }
