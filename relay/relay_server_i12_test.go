@@ -3,7 +3,9 @@ package relay
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -216,10 +218,7 @@ func slowRelay(t *testing.T, lim ConnLimits) (string, net.Listener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := lim.Listen(raw)
-	if lim.PerAddr == 0 && lim.Total == 0 {
-		ln = connlimit.Listen(raw, 0, 0) // counts only
-	}
+	ln := lim.Listen(raw) // with no caps it only counts
 	hs := NewHTTPServer(r.srv, lim)
 	go hs.Serve(ln)
 	t.Cleanup(func() { hs.Close() })
@@ -322,4 +321,76 @@ func TestUndeliverableKeepsTheRef(t *testing.T) {
 	if f := next(t, ws, "undeliverable"); f["ref"] != "req-2" || f["reason"] != "rate" {
 		t.Fatalf("rate: %v", f)
 	}
+}
+
+// BenchmarkOrdinaryRequestBesideSlowClients times one health check from
+// 127.0.0.1 (a new connection each, as a device's first call) on a relay
+// with the default limits, with no other connection and with 5,000
+// headers-only connections from 127.0.0.2 held open by the client.
+//
+//	go test -run '^$' -bench OrdinaryRequestBesideSlowClients -benchtime 2000x ./relay/
+func BenchmarkOrdinaryRequestBesideSlowClients(b *testing.B) {
+	for _, c := range []struct {
+		slow    int
+		limited bool
+	}{{0, true}, {5000, true}, {5000, false}} {
+		b.Run(fmt.Sprintf("slow=%d/limits=%v", c.slow, c.limited), func(b *testing.B) {
+			benchOrdinary(b, c.slow, c.limited)
+		})
+	}
+}
+
+// benchOrdinary also reports the connections the relay held after the slow
+// ones were opened (held-conns).
+func benchOrdinary(b *testing.B, slow int, limited bool) {
+	var lim syscall.Rlimit
+	_ = syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim)
+	lim.Cur = lim.Max
+	_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	dir := b.TempDir()
+	secret, _ := LoadSecret(filepath.Join(dir, "secret"))
+	st, err := OpenStore(filepath.Join(dir, "relay.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	srv, err := New(Options{Store: st, Secret: secret, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	limits := DefaultConnLimits()
+	if !limited {
+		limits = ConnLimits{}
+	}
+	ln := limits.Listen(raw)
+	hs := NewHTTPServer(srv, limits)
+	go hs.Serve(ln)
+	defer hs.Close()
+	addr := raw.Addr().String()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}
+	head := "POST /v1/auth/invite HTTP/1.1\r\nHost: relay\r\nContent-Length: 1000\r\n\r\n"
+	for range slow {
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		_, _ = io.WriteString(c, head)
+	}
+	held := openOn(ln)
+	cl := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := cl.Get("http://" + addr + "/healthz")
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	}
+	b.ReportMetric(float64(held), "held-conns")
 }
