@@ -26,9 +26,6 @@ import (
 // hello, and only one request waits at a time. A comparison code is a check
 // for the person, not a key exchange.
 
-// pairCodeDigits is how many digits the person compares.
-const pairCodeDigits = 6
-
 // PairCode is the code shown for the hello sealedHello sent through link
 // (id, key): six digits as "123 456". web/src/api.js computes the same.
 func PairCode(linkID string, key rpc.Key, sealedHello string) string {
