@@ -273,7 +273,7 @@ func TestConfigLinkedToTrackedFile(t *testing.T) {
 	// the switch, so the filter the new config defines is not switched off
 	// (the kernel wall may still stop the program itself: this shows the
 	// decision's hole, not the wall).
-	prog, marker := gittest.PayloadFile(t)
+	prog, _ := gittest.PayloadFile(t)
 	dir := build(t, prog)
 	r := open(t, dir)
 	r.shapeOffForTest = true
@@ -296,7 +296,7 @@ func TestConfigLinkedToTrackedFile(t *testing.T) {
 		t.Fatal("not reproduced: the decision saw the new config")
 	}
 	// With it: refused from the start.
-	prog, marker = gittest.PayloadFile(t)
+	prog, marker := gittest.PayloadFile(t)
 	dir = build(t, prog)
 	r = open(t, dir)
 	_, err = r.Status(ctx, closed)
