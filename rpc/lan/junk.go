@@ -18,16 +18,28 @@ const (
 // junkBudget counts failed hellos per sender address over the last minute.
 // It is not safe for concurrent use (Pairing's lock guards it).
 type junkBudget struct {
-	by map[netip.Addr][]time.Time
+	by map[netip.Prefix][]time.Time
+}
+
+// sender is the key a budget is kept under: an IPv4 address, or an IPv6
+// address's /64, the block one host usually holds (as connlimit keys it),
+// so one host cannot step around its budget by cycling addresses.
+func sender(a netip.Addr) netip.Prefix {
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p
+	}
+	return netip.PrefixFrom(a, a.BitLen())
 }
 
 // allowed reports whether from may send one more failed hello now.
 func (j *junkBudget) allowed(from netip.Addr, now time.Time) bool {
 	j.prune(now)
-	if _, known := j.by[from]; !known && len(j.by) >= junkAddresses {
+	key := sender(from)
+	if _, known := j.by[key]; !known && len(j.by) >= junkAddresses {
 		return false // remembering one more sender would grow without bound
 	}
-	return len(j.by[from]) < junkPerMinute
+	return len(j.by[key]) < junkPerMinute
 }
 
 // charge records a failed hello from from, and reports whether it fit the
@@ -37,9 +49,10 @@ func (j *junkBudget) charge(from netip.Addr, now time.Time) bool {
 		return false
 	}
 	if j.by == nil {
-		j.by = map[netip.Addr][]time.Time{}
+		j.by = map[netip.Prefix][]time.Time{}
 	}
-	j.by[from] = append(j.by[from], now)
+	key := sender(from)
+	j.by[key] = append(j.by[key], now)
 	return true
 }
 

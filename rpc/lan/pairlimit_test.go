@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -156,5 +157,35 @@ func TestPairCodeVector(t *testing.T) {
 	t.Logf("PairCode vector: %s", got)
 	if got != pairCodeVector {
 		t.Fatalf("PairCode = %q, want %q", got, pairCodeVector)
+	}
+}
+
+// An IPv6 host cannot step around its junk budget by cycling addresses in
+// its /64, and the budget remembers a bounded number of senders.
+func TestJunkBudgetKeys(t *testing.T) {
+	var j junkBudget
+	now := time.Now()
+	base := netip.MustParseAddr("fd00:1:2:3::1").As16()
+	for i := range junkPerMinute {
+		a := base
+		a[15] = byte(i + 2)
+		if !j.charge(netip.AddrFrom16(a), now) {
+			t.Fatalf("junk %d refused early", i)
+		}
+	}
+	if j.allowed(netip.MustParseAddr("fd00:1:2:3::ffff"), now) {
+		t.Fatal("another address in the same /64 had a fresh budget")
+	}
+	if !j.allowed(netip.MustParseAddr("fd00:1:2:4::1"), now) {
+		t.Fatal("another /64 was charged")
+	}
+	if !j.allowed(netip.MustParseAddr("fd00:1:2:3::1"), now.Add(time.Minute)) {
+		t.Fatal("the budget did not come back after a minute")
+	}
+	for i := range junkAddresses {
+		j.charge(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), now)
+	}
+	if j.allowed(netip.MustParseAddr("192.0.2.1"), now) || len(j.by) > junkAddresses {
+		t.Fatalf("senders remembered: %d", len(j.by))
 	}
 }
