@@ -10,9 +10,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gatehouse/gatehouse/internal/atomicfile"
+	"github.com/gatehouse/gatehouse/internal/display"
 	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/relay"
 	"github.com/gatehouse/gatehouse/relay/link"
@@ -25,17 +27,26 @@ func init() {
 	register(&command{
 		name:    "call",
 		summary: "call a method on another computer, as a device",
-		usage:   "(--lan LINK | --relay URL --host ID) METHOD [JSON]",
+		usage:   "(--lan - | [--relay URL] --host ID [--host-fingerprint FP]) METHOD [JSON]",
 		help: `Calls one method on another computer as a device, sealed end to end, and
 prints the result as JSON; a refusal prints its code and the host's sentence and
 exits 1.
 
---lan LINK calls a computer running 'gatehouse serve' on a LAN or Tailscale
-address: the first call pairs through the link (the person at that computer
-allows it, and chooses the grant), and the pairing is kept in this state folder
+--lan - reads the pairing link of a computer running 'gatehouse serve' on a LAN
+or Tailscale address from standard input (scripts may set GATEHOUSE_LAN_LINK
+instead; a link in the command line is visible to every user of this computer):
+the first call pairs through the link (the person at that computer allows it,
+and chooses the grant), and the pairing is kept in this state folder
 (lan-pairings.json, 0600) for the next calls until that serve stops.
---relay URL --host ID calls a device of this computer's relay account running
-'gatehouse serve --relay'.
+
+--host ID calls a device of the relay account running 'gatehouse serve
+--relay', as the device 'gatehouse login --for call' signed in (its own id and
+key, separate from this computer's serve). The first call to a computer shows
+its key fingerprint and pins it: compare it with what 'gatehouse doctor' prints
+on that computer. Later calls refuse any other key before anything is sent to
+it. --host-fingerprint FP pins the fingerprint up front (or accepts a changed
+key after checking it at the computer): the call is refused unless the
+computer shows that key.
 
 A change that may only run once (git.commit, git.push, git.fetch, git.pull,
 worktree.create, worktree.merge, worktree.remove) goes with a sendId: if the
@@ -51,11 +62,22 @@ twice. Example:
 func setupCall(fs *flag.FlagSet) func(*env, []string) int {
 	relayURL := fs.String("relay", "", "the relay (default: the one this computer signed in to)")
 	host := fs.String("host", "", "the id of the computer to call through the relay ('gatehouse devices' lists them)")
-	lanLink := fs.String("lan", "", "the pairing link of a computer serving on a LAN or Tailscale address")
+	lanFlag := fs.String("lan", "", "- reads the pairing link of a computer serving on a LAN or Tailscale address from standard input (or set GATEHOUSE_LAN_LINK)")
+	hostFP := fs.String("host-fingerprint", "", "refuse unless the computer's key has this fingerprint (and pin it)")
 	return func(e *env, args []string) int {
 		c := named("call")
-		if (*host == "") == (*lanLink == "") || len(args) < 1 || len(args) > 2 {
-			return usageError(e, c, "name the computer with --lan LINK or --host ID, then a method, and optionally its JSON parameters")
+		lanLink := ""
+		if *host == "" {
+			var err error
+			if lanLink, err = secretArg(e, "call", "lan", *lanFlag, "GATEHOUSE_LAN_LINK", "the pairing link"); err != nil {
+				return usageError(e, c, "--lan -: %v", err)
+			}
+		}
+		if (*host == "") == (lanLink == "") || len(args) < 1 || len(args) > 2 {
+			return usageError(e, c, "name the computer with --lan - (the link on standard input) or --host ID, then a method, and optionally its JSON parameters")
+		}
+		if *hostFP != "" && !relay.ValidFingerprint(*hostFP) {
+			return usageError(e, c, "--host-fingerprint takes 32 hex digits, as 'gatehouse doctor' prints them")
 		}
 		var params map[string]any
 		if len(args) == 2 {
@@ -75,30 +97,26 @@ func setupCall(fs *flag.FlagSet) func(*env, []string) int {
 				wait = m.Wait
 			}
 		}
-		if *lanLink != "" {
-			return callLAN(e, *lanLink, args[0], params, wait, once)
+		if lanLink != "" {
+			return callLAN(e, lanLink, args[0], params, wait, once)
 		}
-		id, _, code := identity(e)
+		id, _, code := roleIdentity(e, relay.ClientRole)
 		if id == nil {
 			return code
 		}
-		if *relayURL != "" {
-			u, err := relay.CheckURL(*relayURL)
-			if err != nil {
-				return usageError(e, c, "%s", trimRelay(err))
-			}
-			if id.Profile().URL != u.String() {
-				fmt.Fprintf(e.stderr, "gatehouse call: this computer is not signed in to %s; run 'gatehouse login --relay %s' first\n", *relayURL, *relayURL)
-				return exitUsage
-			}
+		if code := checkCallSignIn(e, c, id, *relayURL); code != exitOK {
+			return code
 		}
 		ctx := context.Background()
-		dev, err := link.Dial(ctx, id, *host, nil)
+		dev, err := link.DialPinned(ctx, id, *host, strings.ToLower(*hostFP), nil)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "gatehouse call: %s\n", personal(err))
 			return exitFound
 		}
 		defer dev.Close()
+		if fp, first := dev.HostFingerprint(); first {
+			fmt.Fprintf(e.stderr, "First call to %s: its key fingerprint is %s. Compare it with what 'gatehouse doctor' prints on that computer; from now on this device refuses any other key for it.\n", *host, fp)
+		}
 		var out []byte
 		if once {
 			out, err = dev.CallOnce(ctx, args[0], params, wait)
@@ -113,14 +131,39 @@ func setupCall(fs *flag.FlagSet) func(*env, []string) int {
 	}
 }
 
+// checkCallSignIn refuses early when the identity gatehouse call uses is
+// not signed in (to relayURL, when given).
+func checkCallSignIn(e *env, c *command, id *relay.Identity, relayURL string) int {
+	p := id.Profile()
+	want := relayURL
+	if want == "" {
+		want = p.URL
+	}
+	if relayURL != "" {
+		u, err := relay.CheckURL(relayURL)
+		if err != nil {
+			return usageError(e, c, "%s", trimRelay(err))
+		}
+		want = u.String()
+	}
+	if _, err := id.Token(); err != nil || p.URL == "" || p.URL != want {
+		if want == "" {
+			want = "URL"
+		}
+		fmt.Fprintf(e.stderr, "gatehouse call: this computer has no device signed in to %s for calls (serve's sign-in is separate); run 'gatehouse login --for call --relay %s --invite -' first\n", want, want)
+		return exitUsage
+	}
+	return exitOK
+}
+
 // printCall prints a call's result, or its refusal and exit 1.
 func printCall(e *env, out []byte, err error) int {
 	if err != nil {
 		var re *rpc.RemoteError
 		if errors.As(err, &re) {
-			fmt.Fprintf(e.stderr, "%s: %s\n", re.Code, re.Sentence())
+			fmt.Fprintf(e.stderr, "%s: %s\n", display.Text(string(re.Code)), display.Text(re.Sentence()))
 		} else {
-			fmt.Fprintf(e.stderr, "%s\n", personal(err))
+			fmt.Fprintf(e.stderr, "%s\n", display.Text(personal(err)))
 		}
 		return exitFound
 	}

@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
-	"strconv"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
+	"github.com/gatehouse/gatehouse/internal/display"
 	"github.com/gatehouse/gatehouse/relay"
 	"github.com/gatehouse/gatehouse/rpc/lan"
 	"github.com/gatehouse/gatehouse/trust"
@@ -110,18 +109,9 @@ func relayDevices(id *relay.Identity) ([]relay.Device, error) {
 	return out.Devices, err
 }
 
-// shown makes text the relay sent safe to print: the relay is not trusted,
-// and a name holding terminal escapes could repaint the screen. Anything
-// but printable text is written as Go would quote it.
-func shown(s string) string {
-	for _, r := range s {
-		if !unicode.IsPrint(r) || r == '\t' {
-			q := strconv.Quote(s)
-			return q[1 : len(q)-1]
-		}
-	}
-	return s
-}
+// shown makes text a relay or device sent safe to print (display.Text:
+// the one sanitizer for every name a relay or device supplies).
+var shown = display.Text
 
 func fingerprintOf(d relay.Device) string {
 	key, err := base64.StdEncoding.DecodeString(d.PublicKey)
@@ -184,7 +174,7 @@ func runDevices(e *env, args []string) int {
 	sort.Strings(rest)
 	for _, gid := range rest {
 		g := grants[gid]
-		fmt.Fprintf(w, "%s\t%s\t-\tnot on the account\t%s\t%s\n", gid, g.Name, g.Fingerprint, g.Grant)
+		fmt.Fprintf(w, "%s\t%s\t-\tnot on the account\t%s\t%s\n", shown(gid), shown(g.Name), g.Fingerprint, g.Grant)
 	}
 	_ = w.Flush()
 	if devs == nil {
@@ -325,7 +315,7 @@ func setupDevicesGrant(fs *flag.FlagSet) func(*env, []string) int {
 				fmt.Fprintf(e.stderr, "gatehouse devices grant: %v\n", err)
 				return exitUsage
 			}
-			fmt.Fprintf(e.stdout, "Granted %s (%q) %s access, bound to key %s.\n", shown(d.ID), d.Name, g, fp)
+			fmt.Fprintf(e.stdout, "Granted %s (%s) %s access, bound to key %s.\n", shown(d.ID), shown(d.Name), g, fp)
 			return exitOK
 		}
 		fmt.Fprintf(e.stderr, "gatehouse devices grant: no device %q on this relay account ('gatehouse devices' lists them)\n", args[0])

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/fsguard"
 	"github.com/gatehouse/gatehouse/gate"
+	"github.com/gatehouse/gatehouse/internal/display"
 	"github.com/gatehouse/gatehouse/relay"
 	"github.com/gatehouse/gatehouse/trust"
 )
@@ -24,7 +25,9 @@ func init() {
 (Landlock's ABI or "missing", the memory bound, the git folder's shape
 check), the state folder and its permissions, whether
 any state file is unreadable (and so treated as empty), the Full access
-switch, and the devices with a grant. Exits 1 when something needs attention.`,
+switch, the devices with a grant, and the relay sign-ins (this computer as a
+host, with the key fingerprint a calling device compares, and the device
+'gatehouse call' uses). Exits 1 when something needs attention.`,
 		setup: func(fs *flag.FlagSet) func(*env, []string) int { return runDoctor },
 	})
 }
@@ -88,16 +91,27 @@ func runDoctor(e *env, args []string) int {
 	fmt.Fprintf(e.stdout, "devices with a grant: %d\n", len(ids))
 	for _, id := range ids {
 		g := grants[id]
-		fmt.Fprintf(e.stdout, "  %s  %-7s key %s  %s\n", id, g.Grant, g.Fingerprint, g.Name)
+		fmt.Fprintf(e.stdout, "  %s  %-7s key %s  %s\n", display.Text(id), g.Grant, g.Fingerprint, display.Text(g.Name))
 	}
 	fmt.Fprintf(e.stdout, "served folders: %d\n", len(store.Targets()))
-	id := relay.OpenIdentity(store.Dir())
-	if p := id.Profile(); p.URL == "" {
-		fmt.Fprintln(e.stdout, "relay: not signed in")
-	} else if _, err := id.Token(); err != nil {
-		fmt.Fprintf(e.stdout, "relay: signed out of %s (gatehouse login --relay %s)\n", p.URL, p.URL)
-	} else if key, err := id.Key(); err == nil {
-		fmt.Fprintf(e.stdout, "relay: %s as %s, device %s, key %s\n", p.URL, p.Account.Login, p.DeviceID, trust.Fingerprint(key.PublicKey().Bytes()))
+	for _, r := range []struct{ role, label, login string }{
+		{relay.HostRole, "relay", "gatehouse login"},
+		{relay.ClientRole, "relay for calls", "gatehouse login --for call"},
+	} {
+		id, err := relay.OpenRole(store.Dir(), r.role)
+		if err != nil {
+			warn("%s: %v", r.label, err)
+			continue
+		}
+		p := id.Profile()
+		if p.URL == "" {
+			fmt.Fprintf(e.stdout, "%s: not signed in\n", r.label)
+		} else if _, err := id.Token(); err != nil {
+			fmt.Fprintf(e.stdout, "%s: signed out of %s (%s --relay %s)\n", r.label, p.URL, r.login, p.URL)
+		} else if key, err := id.Key(); err == nil {
+			// The relay chose the account name: shown disarmed.
+			fmt.Fprintf(e.stdout, "%s: %s as %s, device %s, key %s\n", r.label, p.URL, display.Text(p.Account.Login), p.DeviceID, trust.Fingerprint(key.PublicKey().Bytes()))
+		}
 	}
 	if code == exitOK {
 		fmt.Fprintln(e.stdout, "ok")

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gatehouse/gatehouse/internal/display"
 	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/relay"
 	"github.com/gatehouse/gatehouse/trust"
@@ -20,47 +21,84 @@ func init() {
 	register(&command{
 		name:    "login",
 		summary: "sign this computer in to a relay",
-		usage:   "--relay URL [--invite CODE] [--name NAME]",
+		usage:   "--relay URL [--invite -] [--name NAME] [--for serve|call]",
 		help: `Signs this computer in to a relay as one device of an account, so that
-'gatehouse serve --relay' can answer your other devices through it, or
-'gatehouse call --relay' can call one of them.
+'gatehouse serve --relay' can answer your other devices through it (the
+default, --for serve), or, with --for call, so that 'gatehouse call --relay'
+can call one of them.
 
-With --invite, the code from 'gatehouse relay invite' signs in. Without it, a
-relay that offers GitHub shows a code to enter at github.com (the OAuth device
-flow: no secret on this computer; the GitHub token goes to the relay once and
-is not kept).
+The two are separate devices of the account, each with its own id and key
+(host/secrets.json and client/secrets.json in the state folder): a call made
+on the serving computer never takes serve's place on the relay. Each signs in
+once, with its own invite.
+
+With --invite -, the code from 'gatehouse relay invite' is read from standard
+input (scripts may set GATEHOUSE_INVITE instead): a code in the command line is
+visible to every user of this computer. Without an invite, a relay that offers
+GitHub shows a code to enter at github.com (the OAuth device flow: no secret on
+this computer; the GitHub token goes to the relay once and is not kept).
+
+    gatehouse relay invite --data DIR --account alice | gatehouse login --relay URL --invite -
 
 This device's X25519 key is made once and kept, with the relay token, in
-relay-secrets.json (0600) in the state folder; signing in again keeps the key.
-The key's fingerprint is printed: the person granting this device on another
-computer compares it with what 'gatehouse devices' shows there.`,
+secrets.json (0600); signing in again keeps the key. The key's fingerprint is
+printed: the person granting this device on another computer compares it with
+what 'gatehouse devices' shows there, and a device calling this computer
+compares it with what 'gatehouse call' shows the first time.`,
 		setup: setupLogin,
 	})
 	register(&command{
 		name:    "logout",
 		summary: "sign this computer out of its relay",
-		usage:   "",
+		usage:   "[--for serve|call]",
 		help: `Removes this device from its relay account (its tokens stop working at once)
 and forgets the token here. The device key stays, so signing in again keeps the
-same fingerprint.`,
-		setup: func(fs *flag.FlagSet) func(*env, []string) int { return runLogout },
+same fingerprint. --for call signs out the identity 'gatehouse call' uses.`,
+		setup: setupLogout,
 	})
 }
 
 // httpClient is for the relay and GitHub: bounded in time.
 var httpClient = &http.Client{Timeout: 30 * time.Second}
 
-func identity(e *env) (*relay.Identity, *trust.Store, int) {
+// identity opens this computer's host identity (serve --relay, devices).
+func identity(e *env) (*relay.Identity, *trust.Store, int) { return roleIdentity(e, relay.HostRole) }
+
+// roleIdentity opens one of the state folder's relay identities: the
+// host's, or the client's that gatehouse call uses.
+func roleIdentity(e *env, role string) (*relay.Identity, *trust.Store, int) {
 	store, code := openState(e)
 	if store == nil {
 		return nil, nil, code
 	}
-	return relay.OpenIdentity(store.Dir()), store, exitOK
+	id, err := relay.OpenRole(store.Dir(), role)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gatehouse: %v\n", err)
+		return nil, nil, exitUsage
+	}
+	return id, store, exitOK
+}
+
+// roleFlag is --for: which identity a command signs in or out.
+func roleFlag(fs *flag.FlagSet) *string {
+	return fs.String("for", "serve", "serve: this computer as a host (serve --relay); call: the device 'gatehouse call' uses")
+}
+
+func roleOf(e *env, c *command, v string) (string, bool) {
+	switch v {
+	case "serve", "host":
+		return relay.HostRole, true
+	case "call", "client":
+		return relay.ClientRole, true
+	}
+	usageError(e, c, "--for takes serve or call, not %q", v)
+	return "", false
 }
 
 func setupLogin(fs *flag.FlagSet) func(*env, []string) int {
 	url := fs.String("relay", "", "the relay's address (https://...)")
-	invite := fs.String("invite", "", "a one-time code from 'gatehouse relay invite'")
+	invite := fs.String("invite", "", "- reads a one-time code from 'gatehouse relay invite' on standard input (or set GATEHOUSE_INVITE)")
+	forRole := roleFlag(fs)
 	name := fs.String("name", "", "this device's name on the account (default: the host name)")
 	github := fs.String("github-url", "https://github.com", "GitHub's address, for the device flow")
 	return func(e *env, args []string) int {
@@ -71,7 +109,15 @@ func setupLogin(fs *flag.FlagSet) func(*env, []string) int {
 		if _, err := relay.CheckURL(*url); err != nil {
 			return usageError(e, c, "%s", trimRelay(err))
 		}
-		id, _, code := identity(e)
+		role, ok := roleOf(e, c, *forRole)
+		if !ok {
+			return exitUsage
+		}
+		inviteCode, err := secretArg(e, "login", "invite", *invite, "GATEHOUSE_INVITE", "the invite code")
+		if err != nil {
+			return usageError(e, c, "--invite -: %v", err)
+		}
+		id, _, code := roleIdentity(e, role)
 		if id == nil {
 			return code
 		}
@@ -79,15 +125,15 @@ func setupLogin(fs *flag.FlagSet) func(*env, []string) int {
 			*name, _ = os.Hostname()
 		}
 		ctx := context.Background()
-		provider, credential := "invite", *invite
-		if *invite == "" {
+		provider, credential := "invite", inviteCode
+		if inviteCode == "" {
 			cfg, err := relay.FetchConfig(ctx, httpClient, *url)
 			if err != nil {
 				fmt.Fprintf(e.stderr, "gatehouse login: %s\n", trimRelay(err))
 				return exitFound
 			}
 			if !slices.Contains(cfg.Providers, "github") {
-				fmt.Fprintln(e.stderr, "gatehouse login: this relay signs in by invite; ask its operator for a code ('gatehouse relay invite') and pass --invite CODE")
+				fmt.Fprintln(e.stderr, "gatehouse login: this relay signs in by invite; ask its operator for a code ('gatehouse relay invite') and pass it with --invite - (on standard input)")
 				return exitUsage
 			}
 			token, err := relay.DeviceFlow(ctx, httpClient, *github, cfg.GitHub.ClientID, func(code, uri string) {
@@ -105,17 +151,32 @@ func setupLogin(fs *flag.FlagSet) func(*env, []string) int {
 			return exitFound
 		}
 		key, _ := id.Key()
-		fmt.Fprintf(e.stdout, "Signed in to %s as %s.\nThis device: %s (%q), key fingerprint %s\n",
-			p.URL, p.Account.Login, p.DeviceID, p.Name, trust.Fingerprint(key.PublicKey().Bytes()))
+		fmt.Fprintf(e.stdout, "Signed in to %s as %s.\nThis device: %s (%s), key fingerprint %s\n",
+			p.URL, display.Text(p.Account.Login), p.DeviceID, display.Text(p.Name), trust.Fingerprint(key.PublicKey().Bytes()))
+		if role == relay.ClientRole {
+			fmt.Fprintln(e.stdout, "This is the device 'gatehouse call --relay' uses; grant it on the computer it calls.")
+		}
 		return exitOK
 	}
 }
 
-func runLogout(e *env, args []string) int {
-	if len(args) > 0 {
-		return usageError(e, named("logout"), "logout takes no arguments")
+func setupLogout(fs *flag.FlagSet) func(*env, []string) int {
+	forRole := roleFlag(fs)
+	return func(e *env, args []string) int {
+		c := named("logout")
+		if len(args) > 0 {
+			return usageError(e, c, "logout takes no arguments")
+		}
+		role, ok := roleOf(e, c, *forRole)
+		if !ok {
+			return exitUsage
+		}
+		return runLogout(e, role)
 	}
-	id, _, code := identity(e)
+}
+
+func runLogout(e *env, role string) int {
+	id, _, code := roleIdentity(e, role)
 	if id == nil {
 		return code
 	}
@@ -141,7 +202,7 @@ func runLogout(e *env, args []string) int {
 func trimRelay(err error) string {
 	var ae *relay.APIError
 	if errors.As(err, &ae) {
-		return ae.Message
+		return display.Text(ae.Message) // the relay's words: untrusted
 	}
 	if s := refusal.Sentence(err); s != refusal.InternalSentence {
 		return s
