@@ -143,6 +143,10 @@ func runDevices(e *env, args []string) int {
 	fmt.Fprintln(e.stdout, "Relay devices:")
 	grants := store.Grants()
 	me := id.Profile().DeviceID
+	caller := ""
+	if cid, err := relay.OpenRole(store.Dir(), relay.ClientRole); err == nil {
+		caller = cid.Profile().DeviceID
+	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tNAME\tPLATFORM\tONLINE\tFINGERPRINT\tGRANT")
 	seen := map[string]bool{}
@@ -158,6 +162,8 @@ func runDevices(e *env, args []string) int {
 		}
 		if d.ID == me {
 			grant = "this computer"
+		} else if d.ID == caller && caller != "" && grant == "none" {
+			grant = "none (this computer's gatehouse call)"
 		}
 		online := "no"
 		if d.Online {
