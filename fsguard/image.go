@@ -24,9 +24,18 @@ const (
 	MaxImagePixels = 40_000_000
 	// ImageChunk is the most raw bytes one image reply carries.
 	ImageChunk = 120 << 10
+	// MaxImageDecodeBytes bounds the memory one decoded picture takes:
+	// 40 megapixels at 4 bytes each. A 16-bit RGBA PNG of 40 megapixels is
+	// a few hundred KB on disk and 320 MB decoded.
+	MaxImageDecodeBytes = MaxImagePixels * 4
 	// thumbEdge is a thumbnail's longest edge.
 	thumbEdge = 480
 )
+
+// decodeSlot lets one thumbnail decode at a time in this process: a
+// decode's memory is bounded by MaxImageDecodeBytes, and a batch of
+// requests (or several devices) must not multiply it.
+var decodeSlot = make(chan struct{}, 1)
 
 // Image is one chunk of an image for a device.
 type Image struct {
@@ -108,9 +117,12 @@ func thumbnail(data []byte) ([]byte, string, error) {
 	if err != nil {
 		return nil, "", errNoDecoder
 	}
-	if cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > MaxImagePixels {
+	pixels := int64(cfg.Width) * int64(cfg.Height)
+	if cfg.Width <= 0 || cfg.Height <= 0 || pixels > MaxImagePixels || pixels*bytesPerPixel(cfg.ColorModel) > MaxImageDecodeBytes {
 		return nil, "", ErrImageTooLarge
 	}
+	decodeSlot <- struct{}{}
+	defer func() { <-decodeSlot }()
 	src, _, err := image.Decode(bytes.NewReader(data))
 	if err != nil {
 		return nil, "", ErrNotImage
@@ -136,6 +148,25 @@ func thumbnail(data []byte) ([]byte, string, error) {
 		}
 	}
 	return out.Bytes(), "image/jpeg", nil
+}
+
+// bytesPerPixel is what the decoder allocates per pixel for a colour model;
+// an unknown model counts as the largest.
+func bytesPerPixel(m color.Model) int64 {
+	switch m {
+	case color.GrayModel, color.AlphaModel:
+		return 1
+	case color.Gray16Model, color.Alpha16Model:
+		return 2
+	case color.YCbCrModel, color.NYCbCrAModel:
+		return 4 // up to 4:4:4 with alpha
+	case color.RGBAModel, color.NRGBAModel, color.CMYKModel:
+		return 4
+	}
+	if _, ok := m.(color.Palette); ok {
+		return 1
+	}
+	return 8 // RGBA64, NRGBA64, or a model not named here
 }
 
 // scaleDown shrinks img so its long edge is at most edge pixels, averaging
