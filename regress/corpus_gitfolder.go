@@ -127,6 +127,18 @@ var gitFolderCases = []Case{
 			return ""
 		},
 		Fired: leaks("blocked"), Method: "git.status", Grant: trust.View, Params: view, Want: refused(gitFolder)},
+	{Name: "info-attributes-dev-zero", Attack: ".git/info/attributes is a symlink to /dev/zero: git reads it forever, growing by hundreds of MB a second",
+		Build: func(e *Env) {
+			e.Init(nil)
+			replaceWithLink(e, "/dev/zero", ".git/info/attributes")
+		},
+		Plain: func(e *Env) string {
+			if e.RunFor(time.Second, e.Dir, "status", "--porcelain") {
+				return "blocked"
+			}
+			return ""
+		},
+		Fired: leaks("blocked"), Method: "git.status", Grant: trust.View, Params: view, Want: refused(gitFolder)},
 	{Name: "config-linked-to-a-tracked-file", Attack: ".git/config is a symlink to a tracked file, so a branch switch changes the config git reads behind a cached decision",
 		Build: func(e *Env) {
 			e.Init(map[string]string{"a.txt": "a\n", ".gitattributes": "*.txt filter=x\n"})
