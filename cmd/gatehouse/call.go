@@ -76,6 +76,7 @@ func setupCall(fs *flag.FlagSet) func(*env, []string) int {
 		if (*host == "") == (lanLink == "") || len(args) < 1 || len(args) > 2 {
 			return usageError(e, c, "name the computer with --lan - (the link on standard input) or --host ID, then a method, and optionally its JSON parameters")
 		}
+		*hostFP = strings.ToLower(strings.TrimSpace(*hostFP))
 		if *hostFP != "" && !relay.ValidFingerprint(*hostFP) {
 			return usageError(e, c, "--host-fingerprint takes 32 hex digits, as 'gatehouse doctor' prints them")
 		}
@@ -108,7 +109,7 @@ func setupCall(fs *flag.FlagSet) func(*env, []string) int {
 			return code
 		}
 		ctx := context.Background()
-		dev, err := link.DialPinned(ctx, id, *host, strings.ToLower(*hostFP), nil)
+		dev, err := link.DialPinned(ctx, id, *host, *hostFP, nil)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "gatehouse call: %s\n", personal(err))
 			return exitFound
