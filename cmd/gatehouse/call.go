@@ -201,7 +201,10 @@ func callLAN(e *env, rawLink, method string, params map[string]any, wait time.Du
 		if !known {
 			name, _ := os.Hostname()
 			fmt.Fprintf(e.stderr, "Asking %s to pair; allow it there.\n", l.Base)
-			if p, err = lan.Pair(ctx, hc, l, "gatehouse call on "+name); err != nil {
+			showCode := func(code string) {
+				fmt.Fprintf(e.stderr, "Pair code %s: allow the request at the computer only if it shows the same code.\n", code)
+			}
+			if p, err = lan.PairShowingCode(ctx, hc, l, "gatehouse call on "+name, showCode); err != nil {
 				fmt.Fprintf(e.stderr, "gatehouse call: %s\n", personal(err))
 				return exitFound
 			}

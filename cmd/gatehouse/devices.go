@@ -195,7 +195,7 @@ func printLANStatus(e *env, st *lan.Status) {
 		fmt.Fprintf(e.stdout, "! %s\n", st.Warning)
 	}
 	if r := st.Request; r != nil {
-		fmt.Fprintf(e.stdout, "Waiting to pair: %q at %s (request %s): 'gatehouse devices allow --grant view|control|full' or 'gatehouse devices deny'\n", r.Name, r.From, r.ID)
+		fmt.Fprintf(e.stdout, "Waiting to pair: %s at %s with code %s (request %s): if the device shows the same code, 'gatehouse devices allow --grant view|control|full', else 'gatehouse devices deny'\n", shown(r.Name), r.From, r.Code, r.ID)
 	}
 }
 

@@ -61,7 +61,8 @@ given: the proxy sees the clients' addresses and must limit them.`,
 one sign-in, and stored only as a hash. Run it on the relay's machine, with the
 same --data as the relay; the relay need not be stopped.
 
-The person signing in runs: gatehouse login --relay URL --invite CODE`,
+The person signing in runs: gatehouse login --relay URL --invite - (and pastes
+the code on standard input, where other users of the computer cannot see it)`,
 		setup: setupRelayInvite,
 	})
 }
@@ -249,7 +250,7 @@ func setupRelayInvite(fs *flag.FlagSet) func(*env, []string) int {
 			return exitUsage
 		}
 		fmt.Fprintln(e.stdout, code)
-		fmt.Fprintf(e.stderr, "One sign-in to account %q, valid for 15 minutes:\n  gatehouse login --relay URL --invite %s\n", *account, code)
+		fmt.Fprintf(e.stderr, "One sign-in to account %q, valid for 15 minutes. Give the code to the person signing in, who runs\n  gatehouse login --relay URL --invite -\nand pastes it (standard input keeps it out of the process list).\n", *account)
 		return exitOK
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -104,9 +105,24 @@ func TestGateStartsGitInOneFunction(t *testing.T) {
 			})
 		}
 	}
-	if strings.Join(where, ",") != "run" {
-		t.Fatalf("gate starts processes in %v; only run may", where)
+	var others []string
+	for _, w := range where {
+		if w != "run" && wallSelfTest[w] == "" {
+			others = append(others, w)
+		}
 	}
+	if len(others) > 0 || !slices.Contains(where, "run") {
+		t.Fatalf("gate starts processes in %v; only run may (and the wall's self-test: %v)", where, wallSelfTest)
+	}
+}
+
+// wallSelfTest names the functions of gate's kernel-wall self-test that
+// start git themselves: they run it on no repository's content (git init in
+// a temporary folder gatehouse made, git --version), to prove the kernel
+// enforces Landlock and that a traced start works, before any closed call.
+var wallSelfTest = map[string]string{
+	"probe":       "confined git init inside and beside a temporary folder",
+	"ptraceWorks": "git --version started traced, to learn whether ptrace is allowed",
 }
 
 // noGit lists the exported Repo methods that run no git, and so need no
