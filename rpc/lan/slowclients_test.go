@@ -222,19 +222,26 @@ func TestDeadlinesSpareStreamsAndWaitingHellos(t *testing.T) {
 
 // BenchmarkPageDuringSlowFlood measures an ordinary request from 127.0.0.1
 // while 5,000 slow connections from 127.0.0.2 knock.
+// BenchmarkPageDuringSlowFlood: an ordinary page request from 127.0.0.1,
+// alone and beside 5,000 headers-only connections from 127.0.0.2, in one
+// run (the ratio is the result).
 func BenchmarkPageDuringSlowFlood(b *testing.B) {
 	raiseFileLimit(b, 2*5000+256)
 	f := newBenchFixture(b)
-	slowConns(b, f, "127.0.0.2", 5000)
 	hc := &http.Client{Timeout: time.Second}
-	for b.Loop() {
-		res, err := hc.Get(f.srv.URL())
-		if err != nil {
-			b.Fatal(err)
+	get := func(b *testing.B) {
+		for b.Loop() {
+			res, err := hc.Get(f.srv.URL())
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
 		}
-		_, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
 	}
+	b.Run("alone", get)
+	slowConns(b, f, "127.0.0.2", 5000)
+	b.Run("beside-5000-slow", get)
 }
 
 // newBenchFixture is a server with the page and no checkouts.
