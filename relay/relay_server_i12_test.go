@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/internal/connlimit"
+	"github.com/gatehouse/gatehouse/internal/flood"
 )
 
 // otherKey is a public key no device of the test holds yet.
@@ -195,21 +196,6 @@ func TestRelayFilesAreOwnerOnlyInAnOpenFolder(t *testing.T) {
 	check("reopened")
 }
 
-// raiseNoFile lifts the soft descriptor limit to the hard one.
-func raiseNoFile(t *testing.T, need uint64) {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		t.Fatal(err)
-	}
-	lim.Cur = lim.Max
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		t.Fatal(err)
-	}
-	if lim.Cur < need {
-		t.Skipf("the descriptor limit %d is below the %d this test needs", lim.Cur, need)
-	}
-}
-
 // slowRelay serves a relay through NewHTTPServer and Listen with lim, and
 // returns its address and the counting listener.
 func slowRelay(t *testing.T, lim ConnLimits) (string, net.Listener) {
@@ -228,16 +214,8 @@ func slowRelay(t *testing.T, lim ConnLimits) (string, net.Listener) {
 // openSlow opens n connections from src that send a sign-in's headers and
 // never its body.
 func openSlow(t *testing.T, src, addr string, n int) {
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 5 * time.Second}
 	head := "POST /v1/auth/invite HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
-	for i := range n {
-		c, err := d.Dial("tcp", addr)
-		if err != nil {
-			t.Fatalf("slow connection %d: %v", i, err)
-		}
-		t.Cleanup(func() { c.Close() })
-		_, _ = io.WriteString(c, head) // a closed one fails later; the server decided
-	}
+	flood.HeadersOnly(t, src, addr, head, n)
 }
 
 // ordinary times one health check from 127.0.0.1.
@@ -273,7 +251,7 @@ func openOn(ln net.Listener) int {
 // ones are dropped when the read timeout passes.
 func TestSlowClientsCannotHoldTheRelay(t *testing.T) {
 	const slow = 5000
-	raiseNoFile(t, 2*slow+1000)
+	flood.RaiseFileLimit(t, 2*slow+1000)
 
 	t.Run("without limits", func(t *testing.T) {
 		addr, ln := slowRelay(t, ConnLimits{})
@@ -343,10 +321,7 @@ func BenchmarkOrdinaryRequestBesideSlowClients(b *testing.B) {
 // benchOrdinary also reports the connections the relay held after the slow
 // ones were opened (held-conns).
 func benchOrdinary(b *testing.B, slow int, limited bool) {
-	var lim syscall.Rlimit
-	_ = syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim)
-	lim.Cur = lim.Max
-	_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	flood.RaiseFileLimit(b, 2*uint64(slow)+256)
 	dir := b.TempDir()
 	secret, _ := LoadSecret(filepath.Join(dir, "secret"))
 	st, err := OpenStore(filepath.Join(dir, "relay.db"))

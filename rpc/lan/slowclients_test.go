@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -22,48 +21,17 @@ import (
 	"github.com/gatehouse/gatehouse/fsguard"
 	"github.com/gatehouse/gatehouse/gate"
 	"github.com/gatehouse/gatehouse/internal/connlimit"
+	"github.com/gatehouse/gatehouse/internal/flood"
 	"github.com/gatehouse/gatehouse/rpc"
 	"github.com/gatehouse/gatehouse/trust"
 )
-
-// raiseFileLimit lifts the soft descriptor limit to the hard one: the test
-// holds thousands of sockets, twice (client and server side).
-func raiseFileLimit(t testing.TB, need uint64) {
-	t.Helper()
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		t.Fatal(err)
-	}
-	lim.Cur = lim.Max
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		t.Fatal(err)
-	}
-	if lim.Cur < need {
-		t.Skipf("RLIMIT_NOFILE hard limit %d is below the %d this test needs", lim.Max, need)
-	}
-}
 
 // slowConns opens n connections from local that send a call's headers and
 // never its body.
 func slowConns(t testing.TB, f *fixture, local string, n int) []net.Conn {
 	t.Helper()
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}, Timeout: 5 * time.Second}
 	head := fmt.Sprintf("POST /rc/call HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", f.srv.hostport)
-	conns := make([]net.Conn, 0, n)
-	t.Cleanup(func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	for range n {
-		c, err := d.Dial("tcp", f.srv.hostport)
-		if err != nil {
-			t.Fatalf("slow connection %d: %v", len(conns), err)
-		}
-		conns = append(conns, c)
-		_, _ = io.WriteString(c, head) // a connection the server already closed may refuse this
-	}
-	return conns
+	return flood.HeadersOnly(t, local, f.srv.hostport, head, n)
 }
 
 // stillOpen counts the connections the server has not closed: a read that
@@ -123,7 +91,7 @@ func openEvents(t *testing.T, f *fixture, p Paired) <-chan map[string]any {
 // second.
 func TestSlowClientsFromOneAddressLeaveRoom(t *testing.T) {
 	const slow = 5000
-	raiseFileLimit(t, 2*slow+256)
+	flood.RaiseFileLimit(t, 2*slow+256)
 	f := newFixture(t, nil)
 	p, err := f.pair(t, trust.View)
 	if err != nil {
@@ -226,7 +194,7 @@ func TestDeadlinesSpareStreamsAndWaitingHellos(t *testing.T) {
 // alone and beside 5,000 headers-only connections from 127.0.0.2, in one
 // run (the ratio is the result).
 func BenchmarkPageDuringSlowFlood(b *testing.B) {
-	raiseFileLimit(b, 2*5000+256)
+	flood.RaiseFileLimit(b, 2*5000+256)
 	f := newBenchFixture(b)
 	hc := &http.Client{Timeout: time.Second}
 	get := func(b *testing.B) {
