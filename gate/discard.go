@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/gatehouse/gatehouse/fsguard"
-	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/trust"
 )
 
@@ -74,7 +73,7 @@ func (r *Repo) Discard(ctx context.Context, t trust.Trust, o DiscardOptions) (*S
 			res.Skipped++
 		case v.hidesSecrets() && r.secretEntry(f) != "":
 			if !o.SkipFolders {
-				return nil, refusal.Errorf(ErrSecret, "%s may hold secrets. Give this phone Full access on the computer to discard it.", r.secretEntry(f))
+				return nil, refuseSecret(r.secretEntry(f), "discard")
 			}
 			res.Skipped++
 		case f.Index == "?":

@@ -100,6 +100,11 @@ func refuseSubmodules(action string) error {
 		action)
 }
 
+// refuseSecret refuses to verb a secret file below the full grant.
+func refuseSecret(path, verb string) error {
+	return refusal.Errorf(ErrSecret, "%s may hold secrets. Give this phone Full access on the computer to %s it.", path, verb)
+}
+
 func refuseHardLinked(path, verb string) error {
 	return refusal.Errorf(ErrHardLinked, "%s is hard-linked elsewhere, so gatehouse won't %s it from your phone.", path, verb)
 }

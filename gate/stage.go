@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/trust"
 )
 
@@ -157,7 +156,7 @@ func (r *Repo) stage(ctx context.Context, t trust.Trust, d *decision, v viewer, 
 		if v.hidesSecrets() {
 			if _, secret := r.root.Secret(f.Path); secret {
 				if !all {
-					return nil, refusal.Errorf(ErrSecret, "%s may hold secrets. Give this phone Full access on the computer to stage it.", f.Path)
+					return nil, refuseSecret(f.Path, "stage")
 				}
 				res.Skipped++
 				continue
