@@ -10,6 +10,7 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -63,6 +64,8 @@ type Report struct {
 	Name      string    `json:"name"` // the folder's name
 	Findings  []Finding `json:"findings"`
 	Baselined int       `json:"baselined,omitempty"`
+	// Allowed lists what the checked-in config accepted, and why.
+	Allowed   []Allowed `json:"allowed,omitempty"`
 	Truncated bool      `json:"truncated,omitempty"`
 }
 
@@ -91,7 +94,7 @@ func Run(ctx context.Context, dir string, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &auditor{ctx: ctx, rep: &Report{Name: filepath.Base(canon), Findings: []Finding{}}, closed: trust.Phone(false)}
+	a := &auditor{ctx: ctx, dir: canon, rep: &Report{Name: filepath.Base(canon), Findings: []Finding{}}, closed: trust.Phone(false)}
 	if _, err := os.Lstat(filepath.Join(canon, ".git")); err != nil {
 		if repo, err := gate.OpenBare(canon, gate.Options{Git: o.Git}); err == nil {
 			defer repo.Close()
@@ -128,6 +131,7 @@ func Run(ctx context.Context, dir string, o Options) (*Report, error) {
 
 type auditor struct {
 	ctx    context.Context
+	dir    string // the audited folder, canonical
 	rep    *Report
 	root   *fsguard.Root
 	scope  secretfiles.Scope
@@ -174,7 +178,7 @@ func (a *auditor) checkout(repo *gate.Repo) error {
 		return err
 	}
 	a.rep.Truncated = a.rep.Truncated || tracked.Truncated
-	a.secrets(tracked, a.root.Secret, "is deleted from the index but still committed in HEAD")
+	a.secrets(repo, tracked, a.root.Secret, "is deleted from the index but still committed in HEAD")
 	uses, err := repo.AttributeUses(a.ctx, a.closed, tracked.Index)
 	if err != nil {
 		return err
@@ -195,7 +199,7 @@ func (a *auditor) bare(repo *gate.Repo) error {
 		return err
 	}
 	a.rep.Truncated = tracked.Truncated
-	a.secrets(tracked, a.scope.Match, "is committed in HEAD")
+	a.secrets(repo, tracked, a.scope.Match, "is committed in HEAD")
 	return nil
 }
 
@@ -212,7 +216,9 @@ func (a *auditor) folder() error {
 	return nil
 }
 
-// config lays out what each gate refuses, entry by entry.
+// config lays out what each gate refuses, entry by entry, and the
+// credentials the config stores. where is the config file's path relative
+// to the audited folder.
 func (a *auditor) config(repo *gate.Repo, where string) error {
 	rep, err := repo.AuditConfig(a.ctx, a.closed)
 	if err != nil {
@@ -220,14 +226,16 @@ func (a *auditor) config(repo *gate.Repo, where string) error {
 	}
 	if rep.GitFolder != "" {
 		a.add("git-dir-shape", ".git", "", rep.GitFolder)
+		return nil // git would read the config through whatever the folder holds
 	}
 	if rep.TooLarge {
 		a.add("config-too-large", where, "", rep.ReadSentence)
 	}
+	text, _ := fsguard.ReadMetadata(filepath.Join(a.dir, filepath.FromSlash(where)), maxConfigRead) // for line numbers only
 	for _, f := range rep.Findings {
-		rule, sentence := "config-change-refused", rep.ChangeSentence
+		rule := "config-change-refused"
 		if f.Gate == "read" {
-			rule, sentence = "config-read-refused", rep.ReadSentence
+			rule = "config-read-refused"
 			switch {
 			case f.Key == "extensions.partialclone" || strings.HasSuffix(f.Key, ".promisor"):
 				rule = "partial-clone"
@@ -237,32 +245,121 @@ func (a *auditor) config(repo *gate.Repo, where string) error {
 				rule = "config-include"
 			}
 		}
-		a.add(rule, where, f.Key, f.Key+": "+f.Reason+". "+sentence)
+		a.addAt(rule, where, configLine(text, f.Key), maskKey(f.Key), configSentence(f))
+	}
+	if err := a.storedCredentials(repo, where, text); err != nil {
+		return err
 	}
 	if rep.Submodules {
-		path := ".gitmodules"
+		path, line := ".gitmodules", 0
 		if repo.Bare() {
 			path = "modules"
+		} else if data, err := a.root.ReadFile(trust.Full, ".gitmodules", maxConfigRead); err == nil {
+			line = firstSection(data, "submodule")
 		}
-		a.add("submodules", path, "", "a submodule carries its own config, which the gate never reads. "+rep.ChangeSentence)
+		a.addAt("submodules", path, line, "", submoduleSentence)
 	}
 	return nil
 }
 
+// storedCredentials reports each token or password the local config holds,
+// masked: never the secret itself, in a message or a fingerprint.
+func (a *auditor) storedCredentials(repo *gate.Repo, where string, text []byte) error {
+	entries, err := repo.LocalConfig(a.ctx, a.closed)
+	if errors.Is(err, gate.ErrRefused) {
+		return nil // git cannot read the config; the read gate finding says so
+	}
+	if err != nil {
+		return err
+	}
+	for _, c := range credentials(entries) {
+		msg := c.key + " " + c.what
+		if c.shown != "" {
+			msg += " (" + c.shown + ")"
+		}
+		msg += ": anything that reads the git folder, and every copy of it, has the secret. Remove it from the config and rotate it; keep it in a credential helper instead."
+		a.addAt("config-credential", where, configLineMasked(text, c.key), c.key, msg)
+	}
+	return nil
+}
+
+// firstSection is the line of the first [section ...] header, 0 if none.
+func firstSection(data []byte, section string) int {
+	n := 0
+	for line := range bytes.Lines(data) {
+		n++
+		if s := strings.TrimSpace(string(line)); strings.HasPrefix(s, "[") && strings.HasPrefix(sectionOf(s)+".", section+".") {
+			return n
+		}
+	}
+	return 0
+}
+
+// configLineMasked finds a key whose shown form is masked: it compares the
+// masked form of each key in the file.
+func configLineMasked(text []byte, masked string) int {
+	if line := configLine(text, masked); line > 0 {
+		return line
+	}
+	section := ""
+	n := 0
+	for line := range bytes.Lines(text) {
+		n++
+		s := strings.TrimSpace(string(line))
+		if strings.HasPrefix(s, "[") {
+			section = sectionOf(s)
+			continue
+		}
+		name, _, _ := strings.Cut(s, "=")
+		if section != "" && maskKey(section+"."+strings.ToLower(strings.TrimSpace(name))) == masked {
+			return n
+		}
+	}
+	return 0
+}
+
 // secrets checks the tracked names; headOnly says how a name that only
-// HEAD has is tracked.
-func (a *auditor) secrets(t *gate.Tracked, match func(string) (secretfiles.Rule, bool), headOnly string) {
+// HEAD has is tracked. An ambiguous name (a .pem, a .key, a service-account
+// JSON) whose blob git holds is judged by its first bytes too: a
+// certificate or a public key is a note, a private key says so.
+func (a *auditor) secrets(repo *gate.Repo, t *gate.Tracked, match func(string) (secretfiles.Rule, bool), headOnly string) {
 	for _, list := range []struct {
 		names []string
 		how   string
 	}{{t.Index, "is tracked"}, {t.HeadOnly, headOnly}} {
 		for _, n := range list.names {
-			if r, ok := match(n); ok {
+			r, ok := match(n)
+			if !ok {
+				continue
+			}
+			rule := fmt.Sprintf("the secret rule %s (%s)", r.Pattern, r.Reason)
+			switch kind, what := a.content(repo, n, r); kind {
+			case contentPublic:
+				a.add("secret-name-public-content", n, r.Pattern,
+					fmt.Sprintf("%s and matches %s, but git holds %s in it, no private key: nothing to rotate", list.how, rule, what))
+			case contentPrivate:
 				a.add("secret-tracked", n, r.Pattern,
-					fmt.Sprintf("%s and matches the secret rule %s (%s): everyone who clones the repository has it", list.how, r.Pattern, r.Reason))
+					fmt.Sprintf("%s and matches %s, and git holds %s in it: everyone who clones the repository has it", list.how, rule, what))
+			default:
+				a.add("secret-tracked", n, r.Pattern,
+					fmt.Sprintf("%s and matches %s: everyone who clones the repository has it", list.how, rule))
 			}
 		}
 	}
+}
+
+// content judges an ambiguous secret name by the blob git holds for it,
+// read through the closed gate and bounded; contentUnknown when the name
+// is not ambiguous or git holds no blob for it (deleted from the index).
+func (a *auditor) content(repo *gate.Repo, name string, r secretfiles.Rule) (content, string) {
+	if !contentChecked(name, ruleReason(r.Reason)) {
+		return contentUnknown, ""
+	}
+	data, truncated, err := repo.ReadTrackedBlob(a.ctx, a.closed, name, maxContent)
+	if err != nil {
+		return contentUnknown, ""
+	}
+	return judge(name, data, truncated)
 }
 
 // hazardSentences: what gatehouse says of each, or does.

@@ -192,8 +192,10 @@ func TestBareAndPlainFolders(t *testing.T) {
 // The SARIF output validates against the SARIF 2.1.0 schema.
 func TestSARIFValidatesAgainstTheSchema(t *testing.T) {
 	gittest.Home(t, "")
-	dir := gittest.Init(t, map[string]string{".gitattributes": "*.txt filter=f\n", "a b/é/.env": "x"})
+	dir := gittest.Init(t, map[string]string{".gitattributes": "*.txt filter=f\n", "a b/é/.env": "x", "site.pem": certPEM,
+		".gitmodules": "[submodule \"s\"]\n\tpath = s\n\turl = https://example.com/s\n"})
 	gittest.Git(t, dir, "config", "filter.f.clean", "cat")
+	gittest.Git(t, dir, "config", "remote.origin.url", "https://u:p@example.com/a.git")
 	r := run(t, dir)
 	out, err := SARIF(r, "test")
 	if err != nil {
@@ -268,7 +270,8 @@ func TestEveryRuleIsDescribed(t *testing.T) {
 		fsguard.HazardSymlinkSecret, fsguard.HazardSymlinkGit, fsguard.HazardSymlinkLoop, fsguard.HazardGitLookalike,
 		fsguard.HazardNestedGit, fsguard.HazardControlChar, fsguard.HazardLeadingDash}
 	ids := []string{"config-read-refused", "config-change-refused", "config-include", "config-too-large", "partial-clone",
-		"core-worktree", "submodules", "git-dir-redirected", "git-dir-shape", "secret-tracked", "secret-file", "attributes-driver"}
+		"core-worktree", "submodules", "git-dir-redirected", "git-dir-shape", "secret-tracked", "secret-file", "attributes-driver",
+		"secret-name-public-content", "config-credential"}
 	for _, k := range kinds {
 		ids = append(ids, string(k))
 		if hazardSentences[k] == "" {

@@ -2,10 +2,8 @@ package audit
 
 import (
 	"encoding/json"
-	"errors"
-	"io"
-	"os"
-	"sort"
+	"fmt"
+	"strings"
 )
 
 // RuleInfo describes one rule id, for SARIF and the docs.
@@ -51,6 +49,10 @@ var Rules = []RuleInfo{
 	{"nested-git", tree, Note, "A repository is nested inside this one", "gatehouse serves only the top one."},
 	{"control-char", tree, Warning, "A name holds a control character", "It can fool a terminal or a tool that prints it."},
 	{"leading-dash", tree, Note, "A name starts with a dash", "A tool that puts it where an option goes reads it as one."},
+	{"secret-name-public-content", secretFiles, Note, "A secret-named file holds only public material",
+		"The name matches a secret rule, but the blob git holds is a certificate, a public key or a JSON with no private key: nothing to rotate. Only the audit reads it; a phone below the full grant still sees its name, never its content."},
+	{"config-credential", gitConfig, Error, "The git config stores a credential",
+		"An http.<url>.extraheader with an Authorization header, or a remote URL with a password in it, keeps a token in .git/config: anything that reads the git folder, and every copy of it, has it. The audit shows it masked. Remove it and rotate it; keep it in a credential helper (actions/checkout: persist-credentials: false)."},
 }
 
 // The text report's groups.
@@ -108,7 +110,7 @@ func SARIF(r *Report, version string) ([]byte, error) {
 	}
 	results := []result{}
 	for _, f := range r.Findings {
-		res := result{RuleID: f.Rule, RuleIndex: ruleIndex[f.Rule], Level: f.Level, Message: text{f.Message},
+		res := result{RuleID: f.Rule, RuleIndex: ruleIndex[f.Rule], Level: f.Level, Message: text{f.Sentence()},
 			PartialFingerprints: map[string]string{"gatehouse/v1": f.Fingerprint}}
 		if f.Path != "" {
 			loc := location{physical{ArtifactLocation: map[string]string{"uri": uriOf(f.Path)}}}
@@ -133,6 +135,26 @@ func SARIF(r *Report, version string) ([]byte, error) {
 	return json.MarshalIndent(log, "", "  ")
 }
 
+// Sentence is the finding as a whole sentence that says what it is about,
+// for a dashboard that shows the message apart from the location:
+// "`certs/server.key` is tracked and matches …". A message that starts
+// with a verb follows the path; any other follows it after a colon.
+func (f Finding) Sentence() string {
+	if f.Path == "" {
+		return f.Message
+	}
+	about := "`" + f.Path + "`"
+	if f.Line > 0 {
+		about = fmt.Sprintf("`%s` line %d", f.Path, f.Line)
+	}
+	verb, _, _ := strings.Cut(f.Message, " ")
+	switch verb {
+	case "is", "makes", "declares", "leads", "matches":
+		return about + " " + f.Message
+	}
+	return about + ": " + f.Message
+}
+
 // uriOf writes a relative path as a URI reference: bytes outside the safe
 // set are percent-encoded.
 func uriOf(path string) string {
@@ -149,57 +171,6 @@ func uriOf(path string) string {
 	return string(b)
 }
 
-// Baseline is the set of findings a team has accepted.
-type Baseline struct {
-	Version      int      `json:"version"`
-	Fingerprints []string `json:"fingerprints"`
-}
-
-// WriteBaseline saves every finding of r as accepted.
-func WriteBaseline(path string, r *Report) error {
-	b := Baseline{Version: 1, Fingerprints: []string{}}
-	for _, f := range r.Findings {
-		b.Fingerprints = append(b.Fingerprints, f.Fingerprint)
-	}
-	sort.Strings(b.Fingerprints)
-	data, err := json.MarshalIndent(b, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
-}
-
-// maxBaseline bounds a baseline file read.
-const maxBaseline = 16 << 20
-
-// ApplyBaseline drops the findings a baseline accepts and counts them.
-func ApplyBaseline(path string, r *Report) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	var b Baseline
-	dec := json.NewDecoder(&limited{f, maxBaseline})
-	if err := dec.Decode(&b); err != nil || b.Version != 1 {
-		return errBaseline
-	}
-	accepted := map[string]bool{}
-	for _, fp := range b.Fingerprints {
-		accepted[fp] = true
-	}
-	kept := r.Findings[:0]
-	for _, f := range r.Findings {
-		if accepted[f.Fingerprint] {
-			r.Baselined++
-			continue
-		}
-		kept = append(kept, f)
-	}
-	r.Findings = kept
-	return nil
-}
-
 // Fails reports whether the report fails at threshold (error, warning or
 // never).
 func (r *Report) Fails(threshold Level) bool {
@@ -209,24 +180,4 @@ func (r *Report) Fails(threshold Level) bool {
 		}
 	}
 	return false
-}
-
-var errBaseline = errors.New("not a gatehouse baseline file (want {\"version\": 1, \"fingerprints\": [...]})")
-
-// limited reads at most n bytes, then fails.
-type limited struct {
-	r io.Reader
-	n int64
-}
-
-func (l *limited) Read(p []byte) (int, error) {
-	if l.n <= 0 {
-		return 0, errBaseline
-	}
-	if int64(len(p)) > l.n {
-		p = p[:l.n]
-	}
-	k, err := l.r.Read(p)
-	l.n -= int64(k)
-	return k, err
 }
