@@ -24,9 +24,14 @@ a usage error). Paths come from the arguments, or from standard input with
 "-" (one per line, or NUL-separated with -z). A symlink counts as the secret
 it resolves to. Letter case is ignored.
 
-A pre-commit hook that refuses to commit a secret file:
+A pre-commit hook (.git/hooks/pre-commit) that refuses to commit a secret file:
 
-    git diff --cached --name-only -z | gatehouse secrets check -z -
+    #!/bin/sh
+    git diff --cached --name-only --diff-filter=d -z | gatehouse secrets check -z -
+
+--diff-filter=d leaves deletions out, so a commit that deletes a secret goes
+through; a file added, changed or renamed is checked by its new name (renaming
+a secret to an innocent name passes: the hook reads names, not content).
 
 These are the same rules that hide secret files from a phone below the full
 grant and that 'gatehouse audit' reports.`,
