@@ -136,6 +136,8 @@ type auditor struct {
 	root   *fsguard.Root
 	scope  secretfiles.Scope
 	closed trust.Trust
+	// contentReads counts the blobs read to judge ambiguous secret names.
+	contentReads int
 }
 
 // add records a finding of rule at path; about tells findings of one rule
@@ -352,9 +354,10 @@ func (a *auditor) secrets(repo *gate.Repo, t *gate.Tracked, match func(string) (
 // read through the closed gate and bounded; contentUnknown when the name
 // is not ambiguous or git holds no blob for it (deleted from the index).
 func (a *auditor) content(repo *gate.Repo, name string, r secretfiles.Rule) (content, string) {
-	if !contentChecked(name, ruleReason(r.Reason)) {
+	if !contentChecked(name, ruleReason(r.Reason)) || a.contentReads >= maxContentReads {
 		return contentUnknown, ""
 	}
+	a.contentReads++
 	data, truncated, err := repo.ReadTrackedBlob(a.ctx, a.closed, name, maxContent)
 	if err != nil {
 		return contentUnknown, ""

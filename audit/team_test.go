@@ -33,7 +33,7 @@ func TestPublicContentIsANote(t *testing.T) {
 	dir := gittest.Init(t, map[string]string{
 		"certs/site.pem":           certPEM,
 		"certs/chain.key":          certPEM + certPEM,
-		"roots/root.pem":           "-----BEGIN ROOT PUBLIC KEY-----\nPsrabv2YNiEDhPlnLVSMtB5EKACm7zxvKxfvYD4i7X8=\n-----END ROOT PUBLIC KEY-----\n",
+		"keys/signing.pem":         "-----BEGIN ROOT PUBLIC KEY-----\nPsrabv2YNiEDhPlnLVSMtB5EKACm7zxvKxfvYD4i7X8=\n-----END ROOT PUBLIC KEY-----\n",
 		"deploy/id_ed25519":        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIE deploy@ci\n",
 		"certs/server.key":         privatePEM,
 		"certs/both.pem":           certPEM + privatePEM,
@@ -53,7 +53,7 @@ func TestPublicContentIsANote(t *testing.T) {
 	got := byPath(r)
 	for path, want := range map[string]string{
 		"certs/site.pem": "secret-name-public-content", "certs/chain.key": "secret-name-public-content",
-		"roots/root.pem": "secret-name-public-content", "deploy/id_ed25519": "secret-name-public-content",
+		"keys/signing.pem": "secret-name-public-content", "deploy/id_ed25519": "secret-name-public-content",
 		"k8s/service-account.json": "secret-name-public-content",
 		"certs/server.key":         "secret-tracked", "certs/both.pem": "secret-tracked", "deploy/id_rsa": "secret-tracked",
 		"keys/work.ppk": "secret-tracked", "gcp/service-account.json": "secret-tracked", ".env": "secret-tracked",
