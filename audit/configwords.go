@@ -42,7 +42,7 @@ func configSentence(f gate.Finding) string {
 		case strings.Contains(v, "::"):
 			what = "names a remote helper (" + v[:strings.Index(v, "::")] + "::), a program git runs to fetch or push"
 		case strings.HasPrefix(strings.ToLower(v), "file:") || localPath(v):
-			what = "is a local path, not a network URL: a fetch or push reaches files outside the checkout"
+			what = "a local path, not a network URL; a fetch or push there reaches files outside the checkout"
 		}
 	}
 	tail := changeTail
@@ -86,6 +86,7 @@ func credentials(entries []gate.ConfigEntry) []storedCredential {
 	for _, e := range entries {
 		sec, _, _ := strings.Cut(e.Key, ".")
 		name := e.Key[strings.LastIndexByte(e.Key, '.')+1:]
+		n := len(out)
 		switch {
 		case sec == "http" && name == "extraheader":
 			header, value, ok := strings.Cut(e.Value, ":")
@@ -99,7 +100,7 @@ func credentials(entries []gate.ConfigEntry) []storedCredential {
 				out = append(out, storedCredential{maskKey(e.Key), masked, "holds a URL with a password in it"})
 			}
 		}
-		if masked, ok := maskURL(e.Key); ok && !strings.Contains(e.Value, "://") { // http.<url>.* with a password in the url
+		if masked, ok := maskURL(e.Key); ok && len(out) == n { // http.<url>.* or url.<base>.* with a password in the url
 			out = append(out, storedCredential{masked, "", "names a URL with a password in it"})
 		}
 	}

@@ -134,6 +134,7 @@ func TestConfigSentencesAndStoredCredentials(t *testing.T) {
 	gittest.Git(t, dir, "config", "remote.origin.url", "/srv/git/project.git")
 	gittest.Git(t, dir, "config", "http.https://github.com/.extraheader", "AUTHORIZATION: basic c2VjcmV0dG9rZW4=")
 	gittest.Git(t, dir, "config", "remote.up.url", "https://deploy:hunter2@example.com/a.git")
+	gittest.Git(t, dir, "config", "url.https://bot:hunter2@example.com/.insteadOf", "https://example.com/")
 	gittest.Write(t, dir, map[string]string{".gitmodules": "# modules\n[submodule \"lib\"]\n\tpath = lib\n\turl = https://example.com/lib.git\n"})
 	// The secrets are there: plain git prints them.
 	if out := gittest.Git(t, dir, "config", "--list"); !strings.Contains(out, "c2VjcmV0dG9rZW4=") || !strings.Contains(out, "hunter2") {
@@ -158,11 +159,12 @@ func TestConfigSentencesAndStoredCredentials(t *testing.T) {
 			subs = append(subs, f)
 		}
 	}
-	if len(creds) != 2 || creds[0].Level != Error {
+	if len(creds) != 3 || creds[0].Level != Error {
 		t.Fatalf("stored credentials: %+v", creds)
 	}
-	msgs := creds[0].Message + "\n" + creds[1].Message
-	if !strings.Contains(msgs, "AUTHORIZATION: basic ****") || !strings.Contains(msgs, "https://deploy:****@example.com/a.git") {
+	msgs := creds[0].Message + "\n" + creds[1].Message + "\n" + creds[2].Message
+	if !strings.Contains(msgs, "AUTHORIZATION: basic ****") || !strings.Contains(msgs, "https://deploy:****@example.com/a.git") ||
+		!strings.Contains(msgs, "url.https://bot:****@example.com/.insteadof names a URL with a password") {
 		t.Errorf("the credentials are not shown masked: %s", msgs)
 	}
 	for _, f := range creds {
