@@ -2,7 +2,9 @@ package relay
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -21,8 +23,11 @@ import (
 // refused before anything is sealed to it.
 //
 // The pins live next to the identity that calls (client/host-pins.json,
-// 0600, written atomically), keyed by relay, account and host id: an
-// account on another relay is another account.
+// 0600, written atomically), keyed by relay and host id. Not by account:
+// the account id is the relay's own word (its sign-in answer), so a relay
+// that answered a new sign-in with another account id would otherwise move
+// the device to an empty set of pins and be trusted as on a first call. A
+// device id is random, and a host keeps it when it changes account.
 
 const pinsFile = "host-pins.json"
 
@@ -54,25 +59,35 @@ var fingerprintShape = regexp.MustCompile(`^[0-9a-f]{32}$`)
 // ValidFingerprint: 32 lower-case hex digits, as trust.Fingerprint writes.
 func ValidFingerprint(fp string) bool { return fingerprintShape.MatchString(fp) }
 
-// pinScope names a host on one relay account.
+// pinScope names a host on one relay.
 func pinScope(p Profile, hostID string) string {
-	return strings.Join([]string{p.URL, p.Account.ID, hostID}, " ")
+	return strings.Join([]string{p.URL, hostID}, " ")
 }
 
-func (id *Identity) pins() map[string]string {
+// errPinsUnreadable: a pins file that exists but cannot be read is not an
+// empty one; treating it as empty would trust any key as on a first call.
+var errPinsUnreadable = errors.New("relay: the host pins file cannot be read; check it, or remove it to pin every host again")
+
+func (id *Identity) pins() (map[string]string, error) {
 	m := map[string]string{}
-	if data, err := atomicfile.ReadBounded(filepath.Join(id.dir, pinsFile), maxIDFile); err == nil {
-		if json.Unmarshal(data, &m) != nil {
-			return map[string]string{}
-		}
+	data, err := atomicfile.ReadBounded(filepath.Join(id.dir, pinsFile), maxIDFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return m, nil
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w", errPinsUnreadable, err)
 	}
-	return m
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%w: %w", errPinsUnreadable, err)
+	}
+	return m, nil
 }
 
 // PinnedHost is the fingerprint pinned for hostID on this identity's
-// account, or "".
+// relay, or "".
 func (id *Identity) PinnedHost(hostID string) string {
-	return id.pins()[pinScope(id.Profile(), hostID)]
+	pins, _ := id.pins()
+	return pins[pinScope(id.Profile(), hostID)]
 }
 
 // CheckHostKey checks the key presence shows for hostID against the pin,
@@ -84,7 +99,10 @@ func (id *Identity) PinnedHost(hostID string) string {
 func (id *Identity) CheckHostKey(hostID string, key []byte, want string) (fp string, first bool, err error) {
 	fp = trust.Fingerprint(key)
 	err = id.locked(func() error {
-		pins := id.pins()
+		pins, err := id.pins()
+		if err != nil {
+			return err
+		}
 		scope := pinScope(id.Profile(), hostID)
 		pinned := pins[scope]
 		switch {
