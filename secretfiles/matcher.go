@@ -3,6 +3,7 @@ package secretfiles
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
@@ -165,21 +166,61 @@ func needsClean(s string) bool {
 // set is a compiled list of patterns; candidates returns the index of every
 // pattern that matches.
 type set struct {
-	byName   map[string]*named     // patterns whose last segment is a literal name
-	byExt    map[string][]starRule // name patterns with stars, by the extension they end in
-	byFirst  [256][]starRule       // the other star patterns with a fixed first letter
-	noExt    []starRule            // star patterns that start with a star and have no fixed extension
-	folders  map[string][]segRule  // "**/.ssh/**", "**/.aws/sso/cache/**": segments anywhere
-	folderAt [256]bool             // first bytes of folders' first segments
-	globs    []globRule            // anything else, through doublestar
+	byName  map[string]*named     // patterns whose last segment is a literal name
+	byExt   map[string][]starRule // name patterns with stars, by the extension they end in
+	byFirst [256][]starRule       // the other star patterns with a fixed first letter
+	// byPrefix2 holds those whose fixed start is two bytes or more, by
+	// those two bytes, with a bit per pair in prefixAt.
+	byPrefix2 map[uint16][]starRule
+	prefixAt  [1 << 16 / 64]uint64
+	noExt     []starRule // star patterns that start with a star and have no fixed extension
+	// The star patterns with no fixed extension that start with a star,
+	// indexed: those that end in a literal by its last two bytes
+	// ("*_rsa"), those open at both ends by the first two bytes of their
+	// first literal ("*api_key*"), with a bit per such pair.
+	bySuffix2 map[uint16][]starRule
+	byBigram  map[uint16][]starRule
+	bigrams   [1 << 16 / 64]uint64
+	folders   map[string][]segRule // "**/.ssh/**", "**/.aws/sso/cache/**": segments anywhere
+	// folderAt filters the lookups of folders by a segment: most folder
+	// names in a tree are not the first segment of any folder rule.
+	folderAt pairFilter
+	// nameAt, extAt and suffixAt filter the lookups of byName, byExt and
+	// bySuffix2 the same way: most paths never reach a map.
+	nameAt, extAt pairFilter
+	suffixAt      [1 << 16 / 64]uint64
+	// starDirs are folder rules whose one segment is a star name
+	// ("**/*.opvault/**"), by the extension their name ends in ("" when it
+	// ends in a star or has no fixed extension).
+	starDirs  map[string][]starRule
+	starDirAt pairFilter  // the extensions starDirs holds
+	anyDirs   bool        // starDirs has rules with no fixed extension
+	classes   []classRule // one-segment names with character classes
+	globs     []globRule  // anything else, through doublestar
 }
 
-// starRule is a single-segment pattern made of literals and '*'.
+// starRule is a single-segment pattern made of literals and '*', optionally
+// under literal folders ("**/.azure/msal_token_cache.*").
 type starRule struct {
 	idx   int
 	parts []string // literals between stars
 	open  [2]bool  // a star at the start, a star at the end
+	dir   string   // the folders the name must sit in, joined by '/' ("" for any)
 }
+
+// classRule is a one-segment name with character classes
+// ("*-[0-9a-f]...[0-9a-f].json"): the fixed characters before its first
+// star and after its last are checked here, and only a name that passes is
+// handed to doublestar.
+type classRule struct {
+	idx        int
+	name       string // the pattern's last segment
+	head, tail []charClass
+}
+
+// charClass is one character of a pattern: a literal or a [...] class of
+// ASCII bytes.
+type charClass [256]bool
 
 // named holds the patterns for one literal last segment.
 type named struct {
@@ -204,7 +245,9 @@ const meta = "*?[]{}\\"
 
 func compileSet(patterns []string) (*set, error) {
 	s := &set{byName: map[string]*named{}, byExt: map[string][]starRule{},
-		folders: map[string][]segRule{}}
+		folders: map[string][]segRule{}, starDirs: map[string][]starRule{},
+		bySuffix2: map[uint16][]starRule{}, byBigram: map[uint16][]starRule{},
+		byPrefix2: map[uint16][]starRule{}}
 	for i, p := range patterns {
 		if !strings.HasPrefix(p, "**/") || !doublestar.ValidatePattern(p) || p != strings.ToLower(p) {
 			return nil, fmt.Errorf("pattern %q: want a lower-case, valid pattern starting with **/", p)
@@ -218,13 +261,34 @@ func (s *set) add(i int, p, rest string) {
 	if dir, ok := strings.CutSuffix(rest, "/**"); ok && !strings.ContainsAny(dir, meta) {
 		segs := strings.Split(dir, "/")
 		s.folders[segs[0]] = append(s.folders[segs[0]], segRule{idx: i, segs: segs})
-		s.folderAt[segs[0][0]] = true
+		s.folderAt.add(segs[0])
+		return
+	} else if ok && !strings.Contains(dir, "/") && !strings.ContainsAny(dir, "?[]{}\\") {
+		r := newStar(i, dir)
+		ext := r.ext()
+		s.starDirs[ext] = append(s.starDirs[ext], r)
+		if ext != "" {
+			s.starDirAt.add(ext)
+		} else {
+			s.anyDirs = true
+		}
 		return
 	}
 	if strings.ContainsAny(rest, meta) {
-		if !strings.Contains(rest, "/") && !strings.ContainsAny(rest, "?[]{}\\") {
-			s.addStar(i, rest)
+		slash := strings.LastIndexByte(rest, '/')
+		dir, name := "", rest
+		if slash >= 0 {
+			dir, name = rest[:slash], rest[slash+1:]
+		}
+		if !strings.ContainsAny(dir, meta) && !strings.ContainsAny(name, "?[]{}\\") {
+			s.addStar(i, name, dir)
 			return
+		}
+		if dir == "" {
+			if c, ok := newClassRule(i, name); ok {
+				s.classes = append(s.classes, c)
+				return
+			}
 		}
 		last := rest[strings.LastIndexByte(rest, '/')+1:]
 		g := globRule{idx: i, pattern: p}
@@ -254,11 +318,12 @@ func (s *set) name(base string) *named {
 	if n == nil {
 		n = &named{}
 		s.byName[base] = n
+		s.nameAt.add(base)
 	}
 	return n
 }
 
-func (s *set) addStar(i int, name string) {
+func newStar(i int, name string) starRule {
 	lits := strings.Split(name, "*")
 	r := starRule{idx: i, open: [2]bool{lits[0] == "", lits[len(lits)-1] == ""}}
 	for _, l := range lits {
@@ -266,23 +331,224 @@ func (s *set) addStar(i int, name string) {
 			r.parts = append(r.parts, l)
 		}
 	}
-	last := lits[len(lits)-1]
+	return r
+}
+
+// ext is the extension every name the rule matches ends in ("" when none
+// is fixed): the closing literal from its last '.'.
+func (r starRule) ext() string {
+	if r.open[1] || len(r.parts) == 0 {
+		return ""
+	}
+	last := r.parts[len(r.parts)-1]
 	dot := strings.LastIndexByte(last, '.')
-	if r.open[1] || dot < 0 {
-		if r.open[0] {
-			s.noExt = append(s.noExt, r)
-		} else {
-			c := r.parts[0][0]
-			s.byFirst[c] = append(s.byFirst[c], r)
-		}
+	if dot < 0 {
+		return ""
+	}
+	return last[dot:]
+}
+
+func (s *set) addStar(i int, name, dir string) {
+	r := newStar(i, name)
+	r.dir = dir
+	if ext := r.ext(); ext != "" {
+		s.byExt[ext] = append(s.byExt[ext], r)
+		s.extAt.add(ext)
 		return
 	}
-	ext := last[dot:]
-	s.byExt[ext] = append(s.byExt[ext], r)
+	if r.open[0] {
+		s.addOpen(r)
+	} else {
+		c := r.parts[0][0]
+		if first := r.parts[0]; len(first) >= 2 {
+			k := pair(first[0], first[1])
+			s.byPrefix2[k] = append(s.byPrefix2[k], r)
+			s.prefixAt[k/64] |= 1 << (k % 64)
+			return
+		}
+		s.byFirst[c] = append(s.byFirst[c], r)
+	}
+}
+
+// addOpen files a star pattern that starts with a star and has no fixed
+// extension under the index that will find it.
+func (s *set) addOpen(r starRule) {
+	if len(r.parts) == 0 {
+		s.noExt = append(s.noExt, r)
+		return
+	}
+	last, first := r.parts[len(r.parts)-1], r.parts[0]
+	switch {
+	case !r.open[1] && len(last) >= 2:
+		k := pair(last[len(last)-2], last[len(last)-1])
+		s.bySuffix2[k] = append(s.bySuffix2[k], r)
+		s.suffixAt[k/64] |= 1 << (k % 64)
+	case r.open[1] && len(first) >= 2:
+		k := pair(first[0], first[1])
+		s.byBigram[k] = append(s.byBigram[k], r)
+		s.bigrams[k/64] |= 1 << (k % 64)
+	default:
+		s.noExt = append(s.noExt, r)
+	}
+}
+
+func pair(a, b byte) uint16 { return uint16(a)<<8 | uint16(b) }
+
+// pairFilter remembers, in one bit each, a mix of the first two bytes,
+// the last byte and the length of a set of non-empty strings: has is false
+// for most strings not in the set, and costs one table read instead of a
+// hash.
+type pairFilter struct {
+	bits [1 << 16 / 64]uint64
+}
+
+func filterKey(s string) uint32 {
+	h := uint32(s[0])*0x9E3779B1 ^ uint32(s[len(s)-1])*0x85EBCA77 ^ uint32(len(s))*0xC2B2AE3D
+	if len(s) > 1 {
+		h ^= uint32(s[1]) * 0x27D4EB2F
+	}
+	return (h ^ h>>16) & 0xFFFF
+}
+
+func (f *pairFilter) add(s string) {
+	k := filterKey(s)
+	f.bits[k/64] |= 1 << (k % 64)
+}
+
+func (f *pairFilter) has(s string) bool {
+	if s == "" {
+		return false
+	}
+	k := filterKey(s)
+	return f.bits[k/64]&(1<<(k%64)) != 0
+}
+
+func (s *set) byNameOf(base string) *named {
+	if !s.nameAt.has(base) {
+		return nil
+	}
+	return s.byName[base]
+}
+
+func (s *set) byExtOf(ext string) []starRule {
+	if !s.extAt.has(ext) {
+		return nil
+	}
+	return s.byExt[ext]
+}
+
+// openCandidates finds the star patterns that start with a star and have
+// no fixed extension, through their indexes.
+func (s *set) openCandidates(p *pathParts, out []int) []int {
+	base := p.base
+	if n := len(base); n >= 2 && s.suffixAt[pair(base[n-2], base[n-1])/64]&(1<<(pair(base[n-2], base[n-1])%64)) != 0 {
+		for _, r := range s.bySuffix2[pair(base[n-2], base[n-1])] {
+			if r.matchIn(p) {
+				out = append(out, r.idx)
+			}
+		}
+	}
+	if len(s.byBigram) > 0 {
+		for i := 0; i+1 < len(base); i++ {
+			k := pair(base[i], base[i+1])
+			if s.bigrams[k/64]&(1<<(k%64)) == 0 {
+				continue
+			}
+			for _, r := range s.byBigram[k] {
+				if r.matchIn(p) && !slices.Contains(out, r.idx) {
+					out = append(out, r.idx)
+				}
+			}
+		}
+	}
+	for _, r := range s.noExt {
+		if r.matchIn(p) {
+			out = append(out, r.idx)
+		}
+	}
+	return out
+}
+
+// newClassRule compiles a one-segment name whose only meta characters are
+// '*' and simple [...] classes of ASCII bytes; ok is false for anything
+// else, which stays with doublestar alone.
+func newClassRule(i int, name string) (classRule, bool) {
+	if strings.ContainsAny(name, "?{}\\") {
+		return classRule{}, false
+	}
+	first, last := strings.IndexByte(name, '*'), strings.LastIndexByte(name, '*')
+	headPat, tailPat := name, ""
+	if first >= 0 {
+		headPat, tailPat = name[:first], name[last+1:]
+	}
+	head, ok1 := parseClasses(headPat)
+	tail, ok2 := parseClasses(tailPat)
+	if !ok1 || !ok2 {
+		return classRule{}, false
+	}
+	if first < 0 { // no star: the whole name is fixed, checked as the head
+		tail = nil
+	}
+	return classRule{idx: i, name: name, head: head, tail: tail}, true
+}
+
+// parseClasses turns "ab[0-9]" into one charClass per character.
+func parseClasses(p string) ([]charClass, bool) {
+	var out []charClass
+	for len(p) > 0 {
+		var c charClass
+		if p[0] != '[' {
+			if p[0] >= utf8.RuneSelf {
+				return nil, false
+			}
+			c[p[0]] = true
+			out, p = append(out, c), p[1:]
+			continue
+		}
+		end := strings.IndexByte(p, ']')
+		body := p[1:end]
+		if body == "" || body[0] == '^' || body[0] == '!' {
+			return nil, false
+		}
+		for j := 0; j < len(body); j++ {
+			lo, hi := body[j], body[j]
+			if j+2 < len(body) && body[j+1] == '-' {
+				hi = body[j+2]
+				j += 2
+			}
+			if lo >= utf8.RuneSelf || hi >= utf8.RuneSelf {
+				return nil, false
+			}
+			for b := int(lo); b <= int(hi); b++ {
+				c[b] = true
+			}
+		}
+		out, p = append(out, c), p[end+1:]
+	}
+	return out, true
+}
+
+// match checks the fixed characters, then asks doublestar about the rest.
+func (c classRule) match(base string) bool {
+	if len(base) < len(c.head)+len(c.tail) {
+		return false
+	}
+	for k, cc := range c.tail {
+		if !cc[base[len(base)-len(c.tail)+k]] {
+			return false
+		}
+	}
+	for k, cc := range c.head {
+		if !cc[base[k]] {
+			return false
+		}
+	}
+	ok, _ := doublestar.Match(c.name, base)
+	return ok
 }
 
 func (s *set) candidates(p *pathParts, out []int) []int {
-	if n := s.byName[p.base]; n != nil {
+	if n := s.byNameOf(p.base); n != nil {
 		out = append(out, n.exact...)
 		for _, r := range n.suffixes {
 			if p.full == r.text || strings.HasSuffix(p.full, r.text) && p.full[len(p.full)-len(r.text)-1] == '/' {
@@ -291,26 +557,37 @@ func (s *set) candidates(p *pathParts, out []int) []int {
 		}
 	}
 	if p.ext != "" {
-		for _, r := range s.byExt[p.ext] {
-			if r.match(p.base) {
+		for _, r := range s.byExtOf(p.ext) {
+			if r.matchIn(p) {
 				out = append(out, r.idx)
 			}
 		}
 	}
 	if p.base != "" {
+		if len(p.base) >= 2 {
+			k := pair(p.base[0], p.base[1])
+			if s.prefixAt[k/64]&(1<<(k%64)) != 0 {
+				for _, r := range s.byPrefix2[k] {
+					if r.matchIn(p) {
+						out = append(out, r.idx)
+					}
+				}
+			}
+		}
 		for _, r := range s.byFirst[p.base[0]] {
-			if r.match(p.base) {
+			if r.matchIn(p) {
 				out = append(out, r.idx)
 			}
 		}
 	}
-	for _, r := range s.noExt {
-		if r.match(p.base) {
-			out = append(out, r.idx)
-		}
-	}
-	if len(s.folders) > 0 {
+	out = s.openCandidates(p, out)
+	if len(s.folders) > 0 || len(s.starDirs) > 0 {
 		out = s.folderCandidates(p.full, out)
+	}
+	for _, c := range s.classes {
+		if c.match(p.base) {
+			out = append(out, c.idx)
+		}
 	}
 	for _, g := range s.globs {
 		if g.name != "" && p.base != g.name ||
@@ -334,14 +611,38 @@ func (s *set) folderCandidates(full string, out []int) []int {
 		} else {
 			end += start
 		}
-		if s.folderAt[full[start]] {
-			for _, r := range s.folders[full[start:end]] {
+		seg := full[start:end]
+		if s.folderAt.has(seg) {
+			for _, r := range s.folders[seg] {
 				if r.followedBy(full[end:]) {
 					out = append(out, r.idx)
 				}
 			}
 		}
+		// A star-named folder rule needs a '.' when all of them have an
+		// extension, which few folders do.
+		if len(s.starDirs) > 0 && (s.anyDirs || strings.IndexByte(seg, '.') >= 0) {
+			out = s.starDirCandidates(seg, out)
+		}
 		start = end + 1
+	}
+	return out
+}
+
+// starDirCandidates finds the star-named folder rules that match one
+// segment: the rules for its extension and the rules with none.
+func (s *set) starDirCandidates(seg string, out []int) []int {
+	if dot := strings.LastIndexByte(seg, '.'); dot >= 0 && s.starDirAt.has(seg[dot:]) {
+		for _, r := range s.starDirs[seg[dot:]] {
+			if r.match(seg) {
+				out = append(out, r.idx)
+			}
+		}
+	}
+	for _, r := range s.starDirs[""] {
+		if r.match(seg) {
+			out = append(out, r.idx)
+		}
 	}
 	return out
 }
@@ -359,6 +660,22 @@ func (r segRule) followedBy(rest string) bool {
 		}
 	}
 	return true
+}
+
+// matchIn matches the path's last segment, and the folders above it when
+// the rule names some.
+func (r starRule) matchIn(p *pathParts) bool {
+	if !r.match(p.base) {
+		return false
+	}
+	if r.dir == "" {
+		return true
+	}
+	if len(p.full) < len(p.base)+1+len(r.dir) {
+		return false
+	}
+	parent := p.full[:len(p.full)-len(p.base)-1]
+	return parent == r.dir || strings.HasSuffix(parent, r.dir) && parent[len(parent)-len(r.dir)-1] == '/'
 }
 
 // match is doublestar's '*' on one segment: the literals in order, the first
