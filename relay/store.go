@@ -156,6 +156,9 @@ func OpenStore(path string) (*Store, error) {
 // ownerOnly makes the file at path 0600, creating it (empty) when create is
 // set and it is missing. A missing file that is not to be created is fine.
 func ownerOnly(path string, create bool) error {
+	if err := checkOwnFile(path); err != nil {
+		return err
+	}
 	if create {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {

@@ -108,6 +108,12 @@ func SignTokenForTest(secret []byte, c Claims) (string, error) {
 // exist, makes a random one and keeps it there (0600). A secret shorter
 // than 32 bytes is refused.
 func LoadSecret(path string) ([]byte, error) {
+	if err := checkOwnFile(path); err != nil {
+		return nil, err
+	}
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("relay: other users can read or write %s (mode %o), so it may be known: anyone who has it can make sign-in tokens. Remove it to make a new one (every device then signs in again)", path, fi.Mode().Perm())
+	}
 	data, err := atomicfile.ReadBounded(path, 4096)
 	if errors.Is(err, os.ErrNotExist) {
 		raw := make([]byte, 32)

@@ -103,6 +103,9 @@ func setupRelay(fs *flag.FlagSet) func(*env, []string) int {
 		if err == nil {
 			err = os.MkdirAll(dir, 0o700)
 		}
+		if err == nil {
+			err = relay.CheckDataDir(dir)
+		}
 		if err != nil {
 			fmt.Fprintf(e.stderr, "gatehouse relay: %v\n", err)
 			return exitUsage
@@ -233,6 +236,9 @@ func setupRelayInvite(fs *flag.FlagSet) func(*env, []string) int {
 		dir, err := relayDataDir(*data)
 		if err == nil {
 			err = os.MkdirAll(dir, 0o700)
+		}
+		if err == nil {
+			err = relay.CheckDataDir(dir)
 		}
 		if err != nil {
 			fmt.Fprintf(e.stderr, "gatehouse relay invite: %v\n", err)
