@@ -156,7 +156,7 @@ func DialPinned(ctx context.Context, id *relay.Identity, hostID, want string, lo
 		}
 		return nil, err
 	}
-	hk, err := d.presenceKey()
+	hk, err := d.waitForHost(ctx)
 	if err == nil {
 		var pin string
 		pin, d.first, err = id.CheckHostKey(hostID, hk, want)
@@ -167,6 +167,30 @@ func DialPinned(ctx context.Context, id *relay.Identity, hostID, want string, lo
 		return nil, err
 	}
 	return d, nil
+}
+
+// hostWait is how long Dial waits for the host to come online: a computer
+// whose serve is starting, or reconnecting after a network change, is back
+// within a few seconds.
+const hostWait = 5 * time.Second
+
+// waitForHost waits (up to hostWait, or ctx) for the host to be online in
+// presence and returns its key.
+func (d *Device) waitForHost(ctx context.Context) ([]byte, error) {
+	deadline := time.Now().Add(hostWait)
+	for {
+		key, err := d.presenceKey()
+		if err == nil || time.Now().After(deadline) {
+			return key, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-d.done:
+			return nil, err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // HostFingerprint is the host key's fingerprint, and whether this Dial
