@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -368,4 +369,40 @@ func benchOrdinary(b *testing.B, slow int, limited bool) {
 		res.Body.Close()
 	}
 	b.ReportMetric(float64(held), "held-conns")
+}
+
+// fromAddress is an HTTP client whose requests come from addr, as a proxy
+// that sets X-Forwarded-For says.
+type fromAddress string
+
+func (a fromAddress) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("X-Forwarded-For", string(a))
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// Found by the red team: 30 addresses, each within its own 10 a minute,
+// spent the overall sign-in budget with wrong invite codes, and a person
+// with a valid code was refused for the rest of the minute. An invite is
+// now bounded per address only.
+func TestManyAddressesCannotLockOutAValidInvite(t *testing.T) {
+	r := startRelay(t, func(o *Options) { o.ProxyHeader = "X-Forwarded-For" })
+	for a := range authOverall/authPerIP + 1 {
+		from := fmt.Sprintf("192.0.2.%d", a+1)
+		for range authPerIP {
+			req, _ := http.NewRequest("POST", r.url+"/v1/auth/invite",
+				strings.NewReader(`{"device":{"id":"d-x","name":"x","platform":"cli","publicKey":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="},"invite":"wrong"}`))
+			req.Header.Set("X-Forwarded-For", from)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+		}
+	}
+	id := OpenIdentity(t.TempDir())
+	hc := &http.Client{Transport: fromAddress("198.51.100.7")}
+	if _, err := id.SignIn(context.Background(), hc, r.url, "phone", "cli", "invite", r.invite("alice")); err != nil {
+		t.Fatalf("a valid invite after a flood from many addresses: %v", err)
+	}
 }
