@@ -125,7 +125,7 @@ func Listen(o Options, ho rpc.HostOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	l = connlimit.Listen(l, connsPerAddr, connsTotal)
+	l = connlimit.ListenShedding(l, connsPerAddr, connsTotal)
 	s := &Server{o: o, l: l, hostport: l.Addr().String(), log: o.Logger, streams: map[string]*stream{}, guards: map[string]*rpc.ReplayGuard{}}
 	s.pairing = newPairing("http://"+s.hostport+"/", o.Kind)
 	s.pairing.decisionWaitForTest = o.DecisionWaitForTest
@@ -139,7 +139,10 @@ func Listen(o Options, ho rpc.HostOptions) (*Server, error) {
 	mux.HandleFunc("GET /rc/events", s.handleEvents)
 	mux.HandleFunc("GET /", s.handlePage)
 	s.hs = &http.Server{Handler: s.guard(mux), ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout,
-		MaxHeaderBytes: 16 << 10, ErrorLog: slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug)}
+		MaxHeaderBytes: 16 << 10, ErrorLog: slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug),
+		// At the total cap the listener sheds the oldest connection that is
+		// not doing authenticated work: these hooks tell it which are.
+		ConnState: connlimit.ConnState, ConnContext: connlimit.WithConn}
 	return s, nil
 }
 
@@ -311,6 +314,7 @@ func (s *Server) handleHello(w http.ResponseWriter, r *http.Request) {
 		s.junkHello(w, from)
 		return
 	}
+	connlimit.Working(r.Context()) // opened with the link key: wait for the person
 	name := cleanName(h.Name)
 	code := PairCode(linkID, key, in.F)
 	dev, refusal := s.pairing.hello(r.Context(), name, from.String(), code)
@@ -374,6 +378,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusForbidden, msgNotPaired)
 		return
 	}
+	connlimit.Working(r.Context()) // a paired device's call: never shed while it runs
 	dev := rpc.Device{ID: in.D, Fingerprint: trust.Fingerprint(key[:])}
 	out, err := s.host.HandleSealed(r.Context(), dev, key, rpc.LANAAD(in.D, "host"), rpc.LANAAD(in.D, "device"), in.F)
 	if err != nil {
@@ -445,6 +450,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusInternalServerError, msgBadRequest)
 		return
 	}
+	connlimit.Working(r.Context()) // a paired page's event stream
 	st := &stream{ch: make(chan string, streamQueue), done: make(chan struct{})}
 	s.mu.Lock()
 	if s.closing {

@@ -142,6 +142,49 @@ func TestSlowClientsFromOneAddressLeaveRoom(t *testing.T) {
 	}
 }
 
+// Found by a red team: 32 headers-only connections from each of 16 addresses
+// filled the total cap of 512, and every other request was closed unanswered.
+// The listener now sheds the oldest connection that is not doing
+// authenticated work, so the page, a paired device's call and its event
+// stream all go on.
+func TestSlowClientsFromManyAddressesLeaveRoom(t *testing.T) {
+	const addrs = connsTotal/connsPerAddr + 2
+	flood.RaiseFileLimit(t, 4*connsTotal)
+	f := newFixture(t, nil)
+	p, err := f.pair(t, trust.View)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := openEvents(t, f, p)
+	for a := range addrs {
+		slowConns(t, f, fmt.Sprintf("127.0.1.%d", a+1), connsPerAddr)
+	}
+	if held, _, _ := connlimit.Stats(f.srv.l); held < connsTotal {
+		t.Fatalf("the flood did not fill the cap: %d of %d held", held, connsTotal)
+	}
+	start := time.Now()
+	res, err := (&http.Client{Timeout: time.Second}).Get(f.srv.URL())
+	if err != nil {
+		t.Fatalf("the page beside a full cap of slow connections: %v", err)
+	}
+	res.Body.Close()
+	if _, err := f.call(t, p, "subscribe", map[string]any{"targets": []string{f.target}}); err != nil {
+		t.Fatalf("a paired device's call beside the flood: %v", err)
+	}
+	t.Logf("page and call answered in %v beside %d slow connections", time.Since(start).Round(time.Millisecond), addrs*connsPerAddr)
+	if err := os.WriteFile(filepath.Join(f.repo, "flood.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m, ok := <-frames:
+		if !ok || m["name"] != "checkout.changed" {
+			t.Fatalf("event stream after the flood: %v %v", m, ok)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the event stream was shed by the flood")
+	}
+}
+
 // A request whose body never comes is answered and closed when the body
 // deadline passes, instead of holding its connection for ever.
 func TestSlowBodyIsCut(t *testing.T) {
