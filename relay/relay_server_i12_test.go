@@ -55,6 +55,9 @@ func TestRemovedDeviceIDIsNeverGivenToAnotherKey(t *testing.T) {
 	if code := takeID(t, r, "alice", hostID, base64.StdEncoding.EncodeToString(impKey.PublicKey().Bytes())); code != 409 {
 		t.Fatalf("the removed host's id was given to the impostor's key: %d", code)
 	}
+	if code := takeID(t, r, "alice", strings.ToUpper(hostID), otherKey(t)); code != 409 {
+		t.Fatalf("the removed host's id in capitals was given to another key: %d", code)
+	}
 	// The client's 409 path: the impostor ends up under a new id.
 	cl := OpenIdentity(t.TempDir())
 	if err := writeJSONFile(filepath.Join(cl.Dir(), profileFile), Profile{URL: r.url, DeviceID: hostID}); err != nil {

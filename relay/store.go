@@ -317,18 +317,27 @@ func (s *Store) Devices(ctx context.Context, account string) ([]Device, error) {
 // had (ErrKeyConflict, the client's cue to make a new id). The same key may
 // come back: removal is about the device, and the person whose device was
 // removed by mistake signs it in again.
+//
+// Ids are compared without regard to letter case: an id that differs from a
+// removed one only in case would look like it to a person reading a list
+// (found by the red team: D-HOST… was given to another key after d-host…
+// was removed).
 func checkTombstone(ctx context.Context, tx *sql.Tx, account string, d Device) error {
-	var hash string
-	err := tx.QueryRowContext(ctx, `SELECT key_hash FROM tombstones WHERE account_id = ? AND device_id = ?`, account, d.ID).Scan(&hash)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil
-	case err != nil:
+	rows, err := tx.QueryContext(ctx, `SELECT key_hash FROM tombstones WHERE account_id = ? AND lower(device_id) = lower(?)`, account, d.ID)
+	if err != nil {
 		return err
-	case hash != keyHash(d.PublicKey):
-		return ErrKeyConflict
 	}
-	return nil
+	defer rows.Close()
+	for rows.Next() {
+		var hash string
+		if err := rows.Scan(&hash); err != nil {
+			return err
+		}
+		if hash != keyHash(d.PublicKey) {
+			return ErrKeyConflict
+		}
+	}
+	return rows.Err()
 }
 
 // DeleteDevice removes a device (its push tokens go with it) and keeps its
