@@ -181,7 +181,16 @@ type set struct {
 	bySuffix2 map[uint16][]starRule
 	byBigram  map[uint16][]starRule
 	bigrams   [1 << 16 / 64]uint64
-	folders   map[string][]segRule // "**/.ssh/**", "**/.aws/sso/cache/**": segments anywhere
+	// byQuad holds the open-ended ones whose first literal has four bytes
+	// or more, by those four bytes ("*secrets*" under "secr"), with a bit
+	// per hashed key in quads: far fewer names share four bytes than two.
+	byQuad map[uint32][]starRule
+	quads  [1 << 16 / 64]uint64
+	// namedGlobs are the globs whose last segment is a literal name, by
+	// that name ("**/sites/*/settings.php").
+	namedGlobs map[string][]globRule
+	globNameAt pairFilter
+	folders    map[string][]segRule // "**/.ssh/**", "**/.aws/sso/cache/**": segments anywhere
 	// folderAt filters the lookups of folders by a segment: most folder
 	// names in a tree are not the first segment of any folder rule.
 	folderAt pairFilter
@@ -247,7 +256,8 @@ func compileSet(patterns []string) (*set, error) {
 	s := &set{byName: map[string]*named{}, byExt: map[string][]starRule{},
 		folders: map[string][]segRule{}, starDirs: map[string][]starRule{},
 		bySuffix2: map[uint16][]starRule{}, byBigram: map[uint16][]starRule{},
-		byPrefix2: map[uint16][]starRule{}}
+		byPrefix2: map[uint16][]starRule{}, byQuad: map[uint32][]starRule{},
+		namedGlobs: map[string][]globRule{}}
 	for i, p := range patterns {
 		if !strings.HasPrefix(p, "**/") || !doublestar.ValidatePattern(p) || p != strings.ToLower(p) {
 			return nil, fmt.Errorf("pattern %q: want a lower-case, valid pattern starting with **/", p)
@@ -295,6 +305,9 @@ func (s *set) add(i int, p, rest string) {
 		switch {
 		case !strings.ContainsAny(last, meta):
 			g.name = last
+			s.namedGlobs[last] = append(s.namedGlobs[last], g)
+			s.globNameAt.add(last)
+			return
 		case !strings.ContainsAny(last, "?[]{}\\"):
 			lits := strings.Split(last, "*")
 			g.pre, g.suf = lits[0], lits[len(lits)-1]
@@ -383,6 +396,11 @@ func (s *set) addOpen(r starRule) {
 		k := pair(last[len(last)-2], last[len(last)-1])
 		s.bySuffix2[k] = append(s.bySuffix2[k], r)
 		s.suffixAt[k/64] |= 1 << (k % 64)
+	case r.open[1] && len(first) >= 4:
+		k := quad(first)
+		s.byQuad[k] = append(s.byQuad[k], r)
+		h := quadHash(k)
+		s.quads[h/64] |= 1 << (h % 64)
 	case r.open[1] && len(first) >= 2:
 		k := pair(first[0], first[1])
 		s.byBigram[k] = append(s.byBigram[k], r)
@@ -393,6 +411,12 @@ func (s *set) addOpen(r starRule) {
 }
 
 func pair(a, b byte) uint16 { return uint16(a)<<8 | uint16(b) }
+
+func quad(s string) uint32 {
+	return uint32(s[0])<<24 | uint32(s[1])<<16 | uint32(s[2])<<8 | uint32(s[3])
+}
+
+func quadHash(k uint32) uint32 { return k * 0x9E3779B1 >> 16 }
 
 // pairFilter remembers, in one bit each, a mix of the first two bytes,
 // the last byte and the length of a set of non-empty strings: has is false
@@ -455,6 +479,19 @@ func (s *set) openCandidates(p *pathParts, out []int) []int {
 				continue
 			}
 			for _, r := range s.byBigram[k] {
+				if r.matchIn(p) && !slices.Contains(out, r.idx) {
+					out = append(out, r.idx)
+				}
+			}
+		}
+	}
+	if len(s.byQuad) > 0 {
+		for i := 0; i+3 < len(base); i++ {
+			k := quad(base[i:])
+			if h := quadHash(k); s.quads[h/64]&(1<<(h%64)) == 0 {
+				continue
+			}
+			for _, r := range s.byQuad[k] {
 				if r.matchIn(p) && !slices.Contains(out, r.idx) {
 					out = append(out, r.idx)
 				}
@@ -587,6 +624,13 @@ func (s *set) candidates(p *pathParts, out []int) []int {
 	for _, c := range s.classes {
 		if c.match(p.base) {
 			out = append(out, c.idx)
+		}
+	}
+	if s.globNameAt.has(p.base) {
+		for _, g := range s.namedGlobs[p.base] {
+			if ok, _ := doublestar.Match(g.pattern, p.full); ok {
+				out = append(out, g.idx)
+			}
 		}
 	}
 	for _, g := range s.globs {

@@ -214,13 +214,14 @@ func TestCompileRefusesBadPatterns(t *testing.T) {
 func TestScopeMatchesFromHome(t *testing.T) {
 	m := Default()
 	home := "/home/ann"
-	// The attack: serving ~/.aws makes its credentials file "credentials".
-	if _, ok := m.Match("credentials"); ok {
-		t.Fatal("bare 'credentials' matched by name alone; the scope test proves nothing")
+	// The attack: serving ~/.aws makes its config file "config", which
+	// names credential processes and SSO sessions.
+	if _, ok := m.Match("config"); ok {
+		t.Fatal("bare 'config' matched by name alone; the scope test proves nothing")
 	}
 	aws := m.For("/home/ann/.aws", home)
-	if _, ok := aws.Match("credentials"); !ok {
-		t.Fatal("~/.aws/credentials is not secret when ~/.aws is the checkout")
+	if _, ok := aws.Match("config"); !ok {
+		t.Fatal("~/.aws/config is not secret when ~/.aws is the checkout")
 	}
 	ssh := m.For("/home/ann/.ssh", home)
 	if _, ok := ssh.Match("id_rsa.pub"); !ok {
@@ -237,11 +238,11 @@ func TestScopeMatchesFromHome(t *testing.T) {
 	if _, ok := outside.MatchAbs("/etc/wireguard/wg0.conf"); !ok {
 		t.Fatal("a symlink to /etc/wireguard/wg0.conf is not secret")
 	}
-	if _, ok := outside.Match("credentials"); ok {
-		t.Fatal("credentials outside home matched by the home rule")
+	if _, ok := outside.Match("config"); ok {
+		t.Fatal("config outside home matched by the home rule")
 	}
 	sibling := m.For("/home/annex/.aws", home)
-	if _, ok := sibling.Match("credentials"); ok {
+	if _, ok := sibling.Match("config"); ok {
 		t.Fatal("/home/annex is not inside /home/ann")
 	}
 }
