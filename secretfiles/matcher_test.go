@@ -131,11 +131,14 @@ func TestExceptionsNeverFreeSecretFolders(t *testing.T) {
 	}
 }
 
-func TestEveryRuleHasAReasonAndMatchesItsExample(t *testing.T) {
+func TestEveryRuleHasAReasonASourceAndMatchesItsExample(t *testing.T) {
 	seen := map[string]bool{}
 	for _, r := range Table {
 		if r.Reason == "" {
 			t.Errorf("%s has no reason", r.Pattern)
+		}
+		if r.Source == "" {
+			t.Errorf("%s has no source", r.Pattern)
 		}
 		if seen[r.Pattern] {
 			t.Errorf("%s appears twice", r.Pattern)
@@ -244,5 +247,167 @@ func TestScopeMatchesFromHome(t *testing.T) {
 	sibling := m.For("/home/annex/.aws", home)
 	if _, ok := sibling.Match("config"); ok {
 		t.Fatal("/home/annex is not inside /home/ann")
+	}
+}
+
+// ruleNamed returns the table's rule for pattern, without its exceptions:
+// what the rule alone would say.
+func ruleNamed(t *testing.T, pattern string) Rule {
+	t.Helper()
+	for _, r := range Table {
+		if r.Pattern == pattern {
+			r.Except = nil
+			return r
+		}
+	}
+	t.Fatalf("no rule %s", pattern)
+	return Rule{}
+}
+
+// CI definitions are code: they name the secrets a CI system injects.
+// trufflehog's own .github/workflows/secrets.yml was flagged as a secrets
+// file; the rule alone still matches it, the exception frees it.
+func TestCIDefinitionsAreCode(t *testing.T) {
+	m := Default()
+	for _, c := range []struct{ path, rule string }{
+		{".github/workflows/secrets.yml", "**/secrets.*"},
+		{".github/workflows/rotate-credentials.yml", "**/*-credentials.*"},
+		{".github/workflows/api_key-rotation.yml", "**/*api_key*"},
+		{".gitlab/ci/secrets.gitlab-ci.yml", "**/secrets.*"},
+		{".circleci/secrets.yml", "**/secrets.*"},
+	} {
+		if _, ok := naiveMatch([]Rule{ruleNamed(t, c.rule)}, c.path); !ok {
+			t.Errorf("%s alone does not match %q; the test proves nothing", c.rule, c.path)
+		}
+		if r, ok := m.Match(c.path); ok {
+			t.Errorf("%q (a CI definition) matched %s", c.path, r.Pattern)
+		}
+	}
+	for _, p := range []string{".gitlab-ci.yml", ".circleci/config.yml", "Jenkinsfile",
+		"azure-pipelines.yml", ".travis.yml", "bitbucket-pipelines.yml", ".drone.yml",
+		".github/workflows/ci.yml", ".buildkite/pipeline.yml"} {
+		if r, ok := m.Match(p); ok {
+			t.Errorf("%q (a CI definition) matched %s", p, r.Pattern)
+		}
+	}
+	// A CLI's credentials in its own folder are not a pipeline.
+	if _, ok := m.Match(".circleci/cli.yml"); !ok {
+		t.Error(".circleci/cli.yml (the CircleCI CLI's token) is not secret")
+	}
+}
+
+// Certificates, CA bundles and public keys are public; the private half
+// beside them stays secret.
+func TestPublicKeysAndCertificatesAreNotSecret(t *testing.T) {
+	m := Default()
+	for _, c := range []struct{ path, rule string }{
+		{"tls/server-cert.pem", "**/*.pem"},
+		{"certs/ca-bundle.pem", "**/*.pem"},
+		{"letsencrypt/live/example.org/fullchain.pem", "**/*.pem"},
+		{"pki/digicert-global-root.pem", "**/*.pem"},
+		{"etc/kubernetes/pki/front-proxy-ca.crt", "**/kubernetes/pki/**"},
+		{"deploy/id_ed25519.pub", "**/id_ed25519*"},
+		{"keys/signing_public.key", "**/*.key"},
+		{"debian/upstream/signing-key.asc", "**/*key*.asc"},
+		{"sops/age/recipients.txt", "**/age/*.txt"},
+		{"keys/release-pubkey.asc", "**/*key*.asc"},
+		{"usr/share/keyrings/docker-archive-keyring.gpg", "**/*.gpg"},
+	} {
+		if _, ok := naiveMatch([]Rule{ruleNamed(t, c.rule)}, c.path); !ok {
+			t.Errorf("%s alone does not match %q; the test proves nothing", c.rule, c.path)
+		}
+		if r, ok := m.Match(c.path); ok {
+			t.Errorf("%q (public) matched %s", c.path, r.Pattern)
+		}
+	}
+	for _, p := range []string{"certs/server.crt", "ca.cer", "certs/request.csr"} {
+		if r, ok := m.Match(p); ok {
+			t.Errorf("%q (public) matched %s", p, r.Pattern)
+		}
+	}
+	for _, p := range []string{"tls/server-key.pem", "tls/ca-key.pem", "letsencrypt/live/example.org/privkey.pem",
+		"etc/kubernetes/pki/front-proxy-ca.key", "tls/server.key", "deploy/id_ed25519", "keys/cert-key.pem",
+		"keys/release-secret.asc", "sops/age/keys.txt", ".gnupg/pubring.kbx", ".ssh/id_rsa.pub"} {
+		if _, ok := m.Match(p); !ok {
+			t.Errorf("%q (private, or in a secret folder) is not secret", p)
+		}
+	}
+}
+
+// Templates, documentation, schemas, assets and source files share secret
+// files' names; each is freed by its kind's exception, not by a name.
+func TestLookalikesByKind(t *testing.T) {
+	m := Default()
+	for _, c := range []struct{ path, rule string }{
+		{"deploy/sftp-config.sample.json", "**/sftp-config*.json"},
+		{"config/secrets.example.yml", "**/secrets.*"},
+		{"infra/prod.example.tfvars", "**/*.tfvars"},
+		{"ops/creds.sample.yaml", "**/creds.*"},
+		{"docs/api-keys.md", "**/*api-key*"},
+		{"pkg/auth/credentials.rs", "**/credentials.*"},
+		{"bin/fetch-secrets.sh", "**/*-secrets.*"},
+		{"schemas/credentials.schema.json", "**/credentials*.json"},
+		{"img/passwords.svg", "**/passwords.*"},
+		{"share/man/man5/secrets.5", "**/secrets.*"},
+		{"po/de/secrets.po", "**/secrets.*"},
+		{"data/common-passwords.txt", "**/*password*.txt"},
+		{"k8s/sealed-secrets.yaml", "**/*-secrets.*"},
+		{"charts/app/templates/secret.yaml", "**/secret.*"},
+		{"models/bert/tokenizer.json", "**/*token*.json"},
+		{".secrets.baseline", "**/*secrets*"},
+	} {
+		if _, ok := naiveMatch([]Rule{ruleNamed(t, c.rule)}, c.path); !ok {
+			t.Errorf("%s alone does not match %q; the test proves nothing", c.rule, c.path)
+		}
+		if r, ok := m.Match(c.path); ok {
+			t.Errorf("%q (a look-alike) matched %s", c.path, r.Pattern)
+		}
+	}
+	// The real files of the same names stay secret.
+	for _, p := range []string{"deploy/sftp-config.json", "config/database.yml", "infra/prod.tfvars",
+		".config/openstack/clouds.yaml", "api-keys.txt", "credentials.yaml", "secrets.sh",
+		"common/credentials.json", "secrets/db_password.txt", "k8s/db-secrets.yaml", "token.json"} {
+		if _, ok := m.Match(p); !ok {
+			t.Errorf("%q is not secret", p)
+		}
+	}
+}
+
+// A tool's credentials match in each system's spelling of its folder, under
+// any folder (a home copied into a backup is still a home), in any case.
+func TestPerOSLocations(t *testing.T) {
+	m := Default()
+	homes := []string{"", "backup/2024-06-01/home/ann/", "Users/ann/", "mnt/c/Users/Ann/"}
+	for _, p := range []string{
+		".config/gh/hosts.yml", "AppData/Roaming/GitHub CLI/hosts.yml",
+		".config/gcloud/credentials.db", "AppData/Roaming/gcloud/credentials.db",
+		".config/doctl/config.yaml", "Library/Application Support/doctl/config.yaml", "AppData/Roaming/doctl/config.yaml",
+		".config/netlify/config.json", "Library/Preferences/netlify/config.json", "AppData/Roaming/netlify/Config/config.json",
+		".config/pypoetry/auth.toml", "Library/Application Support/pypoetry/auth.toml", "AppData/Roaming/pypoetry/auth.toml",
+		".config/pip/pip.conf", "Library/Application Support/pip/pip.conf", "AppData/Roaming/pip/pip.ini",
+		".nuget/NuGet/NuGet.Config", "AppData/Roaming/NuGet/NuGet.Config",
+		".pgpass", "AppData/Roaming/postgresql/pgpass.conf", "AppData/Roaming/postgresql/psql_history",
+		".subversion/auth/svn.simple/0123abcd", "AppData/Roaming/Subversion/auth/svn.simple/0123abcd",
+		".config/sops/age/keys.txt", "Library/Application Support/sops/age/keys.txt", "AppData/Roaming/sops/age/keys.txt",
+		".local/share/fish/fish_history", "AppData/Roaming/Microsoft/Windows/PowerShell/PSReadLine/ConsoleHost_history.txt",
+		".local/share/powershell/PSReadLine/ConsoleHost_history.txt",
+		".config/Bitwarden/data.json", "Library/Application Support/Bitwarden/data.json", "AppData/Roaming/Bitwarden/data.json",
+		"Library/Application Support/Claude/claude_desktop_config.json", "AppData/Roaming/Claude/claude_desktop_config.json",
+		".config/filezilla/sitemanager.xml", "AppData/Roaming/FileZilla/sitemanager.xml",
+		".purple/accounts.xml", "AppData/Roaming/.purple/accounts.xml",
+		".config/hexchat/servlist.conf", "AppData/Roaming/HexChat/servlist.conf",
+		".electrum/wallets/default_wallet", "AppData/Roaming/Electrum/wallets/default_wallet",
+		"AppData/Local/Google/Chrome/User Data/Default/Login Data",
+		"Library/Application Support/Google/Chrome/Default/Login Data",
+		".local/share/keyrings/login.keyring", ".local/share/kwalletd/kdewallet.kwl",
+		"Library/Keychains/login.keychain-db", "AppData/Local/ngrok/ngrok.yml",
+	} {
+		for _, h := range homes {
+			for _, q := range []string{h + p, strings.ToUpper(h + p)} {
+				if _, ok := m.Match(q); !ok {
+					t.Errorf("%q is not secret", q)
+				}
+			}
+		}
 	}
 }
