@@ -21,11 +21,14 @@ func init() {
 		name:    "devices",
 		summary: "list devices and what this computer allows each",
 		usage:   "",
-		help: `Lists the devices of this computer's relay account (online or not, and each
-key's fingerprint) with the grant this computer gave each: none, view, control
-or full. A grant is bound to the key the device had when it was granted; a
-device whose key changed shows "key changed" and has no access until it is
-granted again.`,
+		help: `Lists what may reach this computer. First the devices paired with the
+'gatehouse serve' running on a local address with this state folder (and a
+device waiting to pair); then the devices of this computer's relay account
+(online or not, and each key's fingerprint) with the grant this computer gave
+each: none, view, control or full. A relay grant is bound to the key the device
+had when it was granted; a device whose key changed shows "key changed" and has
+no access until it is granted again. With no serve running, no relay sign-in
+and no grant, it says so and exits 1.`,
 		setup: func(fs *flag.FlagSet) func(*env, []string) int { return runDevices },
 	})
 	register(&command{

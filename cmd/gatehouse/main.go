@@ -94,6 +94,9 @@ func run(e *env, args []string) int {
 		return exitUsage
 	}
 	switch args[0] {
+	case "--version", "-version", "-v":
+		// gh's and git's habit; "gatehouse version" is go's.
+		return run(e, []string{"version"})
 	case "help", "-h", "--help":
 		if len(args) == 1 {
 			printOverview(e.stdout)
@@ -145,17 +148,42 @@ Commands:
 	fmt.Fprint(w, "\nRun 'gatehouse help COMMAND' or 'gatehouse COMMAND -h' for more.\n")
 }
 
+// printHelp prints a command's usage, its paragraph, its subcommands (for
+// "devices": "devices link", ...) and every flag it declares.
 func printHelp(w io.Writer, c *command) {
 	fmt.Fprintf(w, "Usage: gatehouse %s %s\n\n%s\n", c.name, c.usage, strings.TrimSpace(c.help))
+	if subs := startingWith(c.name); len(subs) > 0 {
+		fmt.Fprint(w, "\nCommands:\n")
+		for _, name := range subs {
+			fmt.Fprintf(w, "  gatehouse %-16s %s\n", name, named(name).summary)
+		}
+	}
 	fs := newFlagSet(c)
 	c.setup(fs)
-	n := 0
-	fs.VisitAll(func(*flag.Flag) { n++ })
-	if n > 0 {
-		fmt.Fprint(w, "\nFlags:\n")
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-	}
+	printFlags(w, fs)
+}
+
+// printFlags lists fs's flags as the usage lines spell them (--name VALUE),
+// with each one's default when it has one.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	first := true
+	fs.VisitAll(func(f *flag.Flag) {
+		if first {
+			fmt.Fprint(w, "\nFlags:\n")
+			first = false
+		}
+		value, usage := flag.UnquoteUsage(f)
+		name := "--" + f.Name
+		if value != "" {
+			name += " " + strings.ToUpper(value)
+		}
+		switch f.DefValue {
+		case "", "false", "0", "0s", "[]":
+		default:
+			usage += fmt.Sprintf(" (default %q)", f.DefValue)
+		}
+		fmt.Fprintf(w, "  %s\n      %s\n", name, usage)
+	})
 }
 
 // parseInterspersed parses flags wherever they stand among the arguments
