@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"testing"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,17 +26,9 @@ import (
 const resolveFlags = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
 
 // noOpenat2 makes every walk take the fallback, as on a kernel that refuses
-// openat2. Only tests set it (disableOpenat2ForTest).
+// openat2. Only tests set it (disableOpenat2ForTest, in
+// hooks_linux_test.go, so no production build can reach the switch).
 var noOpenat2 atomic.Bool
-
-// disableOpenat2ForTest switches openat2 off or on again. It panics outside
-// tests.
-func disableOpenat2ForTest(off bool) {
-	if !testing.Testing() {
-		panic("fsguard: disableOpenat2ForTest outside a test")
-	}
-	noOpenat2.Store(off)
-}
 
 // openRootFD opens the root folder itself.
 func openRootFD(canonical string) (int, error) {
