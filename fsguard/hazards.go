@@ -90,7 +90,7 @@ func (r *Root) hazardsOf(dirfd int, dir string, e fs.DirEntry, add func(Hazard))
 	switch {
 	case t.IsDir():
 	case t.IsRegular():
-		if st, err := lstatAt(dirfd, name); err == nil && isRegular(&st) && st.Nlink > 1 {
+		if st, err := lstatAt(dirfd, name); err == nil && hardLinked(&st) {
 			add(Hazard{Kind: HazardHardLink, Path: rel, Detail: fmt.Sprintf("%d links", st.Nlink)})
 		}
 	case t&fs.ModeSymlink != 0:

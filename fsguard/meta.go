@@ -13,6 +13,8 @@ type Info struct {
 	Size  int64
 	Links uint64
 	Exec  bool // a file with an executable bit
+	// HardLinked: a regular file with more than one link (hardLinked).
+	HardLinked bool
 }
 
 // Stat reports on unsafePath without following a symlink at its end and
@@ -28,7 +30,7 @@ func (r *Root) Stat(unsafePath string) (Info, error) {
 	if err != nil {
 		return Info{}, pathErr("stat", clean, mapErrno(err))
 	}
-	info := Info{Kind: "other", Size: st.Size, Links: uint64(st.Nlink), Exec: st.Mode&0o111 != 0}
+	info := Info{Kind: "other", Size: st.Size, Links: uint64(st.Nlink), Exec: st.Mode&0o111 != 0, HardLinked: hardLinked(&st)}
 	switch {
 	case isRegular(&st):
 		info.Kind = "file"

@@ -3,7 +3,6 @@ package gate
 import (
 	"bytes"
 	"context"
-	"errors"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -50,7 +49,7 @@ func (r *Repo) Commit(ctx context.Context, t trust.Trust, message string, push b
 	}
 	if !t.IsDesktop() {
 		for _, p := range staged {
-			if info, err := r.root.Stat(p); err == nil && info.Kind == "file" && info.Links > 1 {
+			if r.root.HardLinked(p) {
 				return nil, refuseHardLinked(p, "commit")
 			}
 		}
@@ -59,8 +58,8 @@ func (r *Repo) Commit(ctx context.Context, t trust.Trust, message string, push b
 	if t.Closed() {
 		opts = append(opts, "--no-verify", "--no-gpg-sign")
 	}
-	if _, err := r.run(ctx, t, d, call{sub: subCommit, opts: opts, stdin: strings.NewReader(message)}); err != nil {
-		return nil, err
+	if res, err := r.run(ctx, t, d, call{sub: subCommit, opts: opts, stdin: strings.NewReader(message)}); err != nil {
+		return nil, gitFailure(res, err)
 	}
 	oid, err := r.head(ctx, t, d)
 	if err != nil {
@@ -142,8 +141,8 @@ func (r *Repo) push(ctx context.Context, t trust.Trust, d *decision) error {
 		c.opts = append(c.opts, "--set-upstream")
 		c.args = []string{remote, "HEAD"}
 	}
-	_, err = r.run(ctx, t, d, c)
-	return err
+	res, err := r.run(ctx, t, d, c)
+	return gitFailure(res, err)
 }
 
 // remotes lists the checkout's remotes by name.
@@ -206,8 +205,8 @@ func (r *Repo) fetch(ctx context.Context, t trust.Trust, d *decision) (*FetchRes
 	if _, err := r.defaultRemote(ctx, t, d); err != nil {
 		return nil, err
 	}
-	if _, err := r.run(ctx, t, d, call{sub: subFetch, opts: []string{"-q", "--no-recurse-submodules", "--no-write-fetch-head"}}); err != nil {
-		return nil, err
+	if res, err := r.run(ctx, t, d, call{sub: subFetch, opts: []string{"-q", "--no-recurse-submodules", "--no-write-fetch-head"}}); err != nil {
+		return nil, gitFailure(res, err)
 	}
 	after, err := r.refs(ctx, t, d)
 	if err != nil {
@@ -278,15 +277,8 @@ func (r *Repo) Pull(ctx context.Context, t trust.Trust) (*PullResult, error) {
 	if t.Closed() {
 		opts = append(opts, "--no-verify")
 	}
-	if _, err := r.run(ctx, t, d, call{sub: subMerge, opts: opts, args: []string{"@{upstream}"}}); err != nil {
-		var ee *ExitError
-		if errors.As(err, &ee) {
-			if strings.Contains(ee.Stderr, "would be overwritten") {
-				return nil, ErrDirty
-			}
-			return nil, ErrNotFastForward
-		}
-		return nil, err
+	if res, err := r.run(ctx, t, d, call{sub: subMerge, opts: opts, args: []string{"@{upstream}"}}); err != nil {
+		return nil, gitFailure(res, err)
 	}
 	oid, err := r.head(ctx, t, d)
 	if err != nil {

@@ -173,7 +173,7 @@ func (r *Repo) hides(s section, v viewer, worktree bool) bool {
 			}
 		}
 		if v.hidesLinks() && worktree {
-			if info, err := r.root.Stat(n); err == nil && info.Kind == "file" && info.Links > 1 {
+			if r.root.HardLinked(n) {
 				return true
 			}
 		}

@@ -51,7 +51,7 @@ func (r *Repo) Discard(ctx context.Context, t trust.Trust, o DiscardOptions) (*S
 			}
 			res.Skipped++
 			continue
-		case err == nil && info.Kind == "file" && info.Links > 1 && !t.IsDesktop():
+		case err == nil && info.HardLinked && !t.IsDesktop():
 			return nil, refuseHardLinked(p, "discard")
 		case err != nil && !errors.Is(err, fsguard.ErrNotFound):
 			return nil, err

@@ -163,7 +163,7 @@ func (r *Repo) stage(ctx context.Context, t trust.Trust, d *decision, v viewer, 
 			}
 		}
 		if v.hidesLinks() {
-			if info, err := r.root.Stat(f.Path); err == nil && info.Kind == "file" && info.Links > 1 {
+			if r.root.HardLinked(f.Path) {
 				return nil, refuseHardLinked(f.Path, "stage")
 			}
 		}
@@ -180,8 +180,8 @@ func (r *Repo) stage(ctx context.Context, t trust.Trust, d *decision, v viewer, 
 		in.WriteString(p)
 		in.WriteByte(0)
 	}
-	if _, err := r.run(ctx, t, d, call{sub: subUpdateIndex, opts: []string{"--add", "--remove", "-z", "--stdin"}, stdin: &in}); err != nil {
-		return nil, err
+	if res, err := r.run(ctx, t, d, call{sub: subUpdateIndex, opts: []string{"--add", "--remove", "-z", "--stdin"}, stdin: &in}); err != nil {
+		return nil, gitFailure(res, err)
 	}
 	res.Count = len(list)
 	return res, nil
@@ -203,8 +203,8 @@ func (r *Repo) unstage(ctx context.Context, t trust.Trust, d *decision, st *Stat
 		if st.Head == "" {
 			c = call{sub: subRm, opts: []string{"-q", "--cached", "-r"}, paths: chunk}
 		}
-		if _, err := r.run(ctx, t, d, c); err != nil {
-			return nil, err
+		if res, err := r.run(ctx, t, d, c); err != nil {
+			return nil, gitFailure(res, err)
 		}
 	}
 	return &StageResult{Count: len(picked)}, nil
