@@ -124,9 +124,11 @@ var publicData = []string{
 	"**/*generator*", "**/*validator*", "**/*checker*", "**/*meter*",
 }
 
-// scannerConfigs are secret scanners' own configuration and baselines:
-// they list where secrets were, never the secrets.
+// scannerConfigs are secret scanners' own configuration and baselines (they
+// list where secrets were, never the secrets), ignore files, and package
+// lockfiles (pinned versions and hashes, never credentials).
 var scannerConfigs = []string{
+	"**/*.lock", "**/*-lock.json", "**/*-lock.yaml", "**/*.lockb", "**/*.lock.hcl",
 	"**/.secrets.baseline", "**/*.baseline", "**/.gitleaks*", "**/.talismanrc",
 	"**/.trufflehog*", "**/.gitguardian*", "**/.detect-secrets*", "**/.secretlintrc*",
 	"**/.pre-commit-config.yaml", "**/.gitignore", "**/.dockerignore", "**/.gitattributes",
@@ -291,6 +293,7 @@ var Table = []Rule{
 	{Pattern: "**/*signing*.properties", Reason: "signing passwords (Android, Gradle)", Source: "Android docs: remove signing information from build files", Except: templates},
 	{Pattern: "**/*keystore*.properties", Reason: "key store passwords", Source: "Android docs: remove signing information from build files", Except: templates},
 	{Pattern: "**/*keystore*.json", Reason: "key store (Ethereum keystore.json)", Source: "geth docs: account management", Except: keyNames},
+	{Pattern: "**/appdata/roaming/gnupg/**", Reason: "GnuPG home on Windows: private keyring", Source: "GnuPG manual: GNUPGHOME on Windows (%APPDATA%\\gnupg)"},
 	// Git and git hosting.
 	{Pattern: "**/.git-credentials", Reason: "git credential store: plain-text tokens", Source: "git-credential-store(1)"},
 	{Pattern: "**/.config/git/credentials", Reason: "git credential store (XDG location)", Source: "git-credential-store(1)"},
@@ -310,6 +313,11 @@ var Table = []Rule{
 	{Pattern: "**/mercurial.ini", Reason: "Mercurial config on Windows: [auth] passwords", Source: "hgrc(5) auth section"},
 
 	// Cloud CLIs.
+	{Pattern: "**/.gcm/store/**", Reason: "Git Credential Manager plain-text store", Source: "Git Credential Manager docs: credential stores"},
+	{Pattern: "**/sourcetree/passwd", Reason: "Sourcetree saved passwords", Source: "Atlassian Sourcetree docs"},
+	{Pattern: "**/c.pwd", Reason: "JetBrains KeePass password store master key", Source: "JetBrains docs: passwords"},
+	{Pattern: "**/lens/kubeconfigs/**", Reason: "Lens: cluster kubeconfigs", Source: "Lens docs"},
+	{Pattern: "**/obs-studio/basic/profiles/*/service.json", Reason: "OBS Studio: stream key", Source: "OBS Studio docs"},
 	{Pattern: "**/.vultr-cli.yaml", Reason: "Vultr CLI: API key", Source: "Vultr CLI docs"},
 	{Pattern: "**/exoscale/exoscale.toml", Reason: "Exoscale CLI: API secrets", Source: "Exoscale CLI docs"},
 	{Pattern: "**/ovh.conf", Reason: "OVH API: application secret and consumer key", Source: "OVH python-ovh docs: configuration"},
@@ -391,6 +399,7 @@ var Table = []Rule{
 	{Pattern: "**/.mcli/config.json", Reason: "MinIO client: access keys", Source: "MinIO client docs: configuration"},
 	{Pattern: "**/rclone.conf", Reason: "rclone: remote storage credentials", Source: "seed Round 20"},
 	{Pattern: "**/.netlify/config.json", Reason: "Netlify CLI: access token", Source: "seed Round 21"},
+	{Pattern: "**/.netlify/config", Reason: "Netlify CLI 1.x: access token", Source: "netlify-cli 1.x README: token stored in ~/.netlify/config"},
 	{Pattern: "**/netlify/config/config.json", Reason: "Netlify CLI on Windows: access token", Source: "Netlify CLI docs: global config"},
 	{Pattern: "**/.sfdx/**", Reason: "Salesforce CLI: org auth files", Source: "Salesforce CLI docs"},
 	{Pattern: "**/.sf/**", Reason: "Salesforce CLI: org auth files", Source: "Salesforce CLI docs"},
@@ -876,6 +885,7 @@ var Table = []Rule{
 	{Pattern: "**/io.datasette.llm/keys.json", Reason: "llm CLI: API keys", Source: "llm docs: API key management"},
 
 	// Browsers.
+	{Pattern: "**/cookies.txt", Reason: "Netscape cookie jar (curl, yt-dlp): session tokens", Source: "curl docs: cookie jar"},
 	{Pattern: "**/login data", Reason: "Chromium saved passwords", Source: "Chromium docs: user data directory"},
 	{Pattern: "**/login data for account", Reason: "Chromium saved passwords", Source: "Chromium docs: user data directory"},
 	{Pattern: "**/web data", Reason: "Chromium autofill and tokens", Source: "Chromium docs: user data directory"},
@@ -890,6 +900,8 @@ var Table = []Rule{
 	{Pattern: "**/cookies.binarycookies", Reason: "Safari cookies", Source: "Apple docs: Safari data"},
 
 	// VPNs, Wi-Fi and remote access.
+	{Pattern: "**/wi-fi-*.xml", Reason: "Windows Wi-Fi profile export (key=clear)", Source: "Microsoft docs: netsh wlan export profile", Except: templates},
+	{Pattern: "**/wlansvc/profiles/**", Reason: "Windows Wi-Fi profiles", Source: "Microsoft docs: WLAN profiles"},
 	{Pattern: "**/vpnc/*.conf", Reason: "vpnc: IPsec secret and password", Source: "vpnc(8)"},
 	{Pattern: "**/swanctl/swanctl.conf", Reason: "strongSwan: secrets", Source: "swanctl.conf(5)"},
 	{Pattern: "**/tailscale/server-state.conf", Reason: "Tailscale on Windows: node key", Source: "Tailscale docs"},

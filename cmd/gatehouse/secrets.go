@@ -34,7 +34,24 @@ through; a file added, changed or renamed is checked by its new name (renaming
 a secret to an innocent name passes: the hook reads names, not content).
 
 These are the same rules that hide secret files from a phone below the full
-grant and that 'gatehouse audit' reports.`,
+grant and that 'gatehouse audit' reports. They come from the public record:
+the file rules of secret scanners (gitrob, shhgit, talisman, gitleaks), GitHub's
+gitignore templates, and vendors' documentation of where their tools keep
+credentials; each rule carries its reason and its source (secretfiles/rules.go,
+docs/secret-rules.md). They cover private keys and key stores, cloud,
+package-manager and developer CLIs in their Linux, macOS and Windows folders
+(.config/..., Library/Application Support/..., AppData/Roaming/...), web
+frameworks' secret configs, database clients, shell and REPL histories and
+startup files, mail, chat, FTP and remote-desktop clients, system credential
+stores, password managers and wallets. A rule matches at any depth: a home
+folder copied into a backup is still a home folder.
+
+Not secret: committed templates (.env.example, *.sample.*), certificates and
+public keys (.crt, .pub, CA bundles), documentation, schemas, source files
+and scripts that handle secrets (secrets.go, load-secrets.sh), and CI
+definitions (.github/workflows/, .gitlab-ci.yml, .circleci/config.yml,
+Jenkinsfile, azure-pipelines.yml, .travis.yml). Names only: a secret in a file
+with an innocent name is not found.`,
 		setup: setupSecrets,
 	})
 }
