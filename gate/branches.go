@@ -73,32 +73,14 @@ func (r *Repo) Switch(ctx context.Context, t trust.Trust, branch string) error {
 	if err != nil {
 		return err
 	}
-	_, err = r.run(ctx, t, d, call{sub: subSwitch, config: noHooks,
+	res, err := r.run(ctx, t, d, call{sub: subSwitch, config: noHooks,
 		opts: []string{"-q", "--no-recurse-submodules"}, args: []string{branch}})
-	return gitChangeError(err)
+	return gitFailure(res, err)
 }
 
 // noHooks is forced on the calls that never run hooks, for the desktop too:
 // switching branches and adding worktrees (seed Round 4).
 var noHooks = []Option{{"core.hooksPath", "/dev/null", "this operation never runs hooks, for anyone"}}
-
-// gitChangeError turns git's usual refusals of a change into sentences.
-func gitChangeError(err error) error {
-	var ee *ExitError
-	if !errors.As(err, &ee) {
-		return err
-	}
-	switch s := ee.Stderr; {
-	case strings.Contains(s, "would be overwritten"), strings.Contains(s, "contains modified or untracked files"):
-		return errors.Join(ErrDirty, err)
-	case strings.Contains(s, "invalid reference"), strings.Contains(s, "unknown revision"),
-		strings.Contains(s, "not a commit"), strings.Contains(s, "did not match any"):
-		return errors.Join(ErrUnknownRef, err)
-	case strings.Contains(s, "already exists"):
-		return errors.Join(ErrExists, err)
-	}
-	return err
-}
 
 // CommitInfo is one entry of a log.
 type CommitInfo struct {
@@ -136,8 +118,7 @@ func (r *Repo) Log(ctx context.Context, t trust.Trust, limit int, before string)
 		return nil, err
 	}
 	res, err := r.run(ctx, t, d, call{sub: subLog,
-		opts: append([]string{"--first-parent", "--no-show-signature", "--no-mailmap", "-z",
-			"--format=%H%x1f%s%x1f%an%x1f%aI", "-n", strconv.Itoa(limit + 1)}, diffFlags...),
+		opts: []string{"--first-parent", "-z", "--format=%H%x1f%s%x1f%an%x1f%aI", "-n", strconv.Itoa(limit + 1)},
 		args: []string{start}})
 	if err != nil {
 		var ee *ExitError
@@ -187,7 +168,8 @@ const showFormat = "--format=%H%x1f%s%x1f%an%x1f%aI%x1f%P%x1f"
 // line (--combined-all-paths), so a file renamed from a secret in a parent
 // is named as such to the secret filter; without it the parent's lines
 // would show under the new name only.
-var showFlags = []string{"--no-show-signature", "--no-mailmap", "--find-renames", "--cc", "--combined-all-paths", showFormat}
+// (subShow's table flags add the rest).
+var showFlags = []string{"--find-renames", "--cc", "--combined-all-paths", showFormat}
 
 // Show returns a commit and its diff (of one path when given), with secret
 // files left out below full, as Diff does.
@@ -211,10 +193,7 @@ func (r *Repo) Show(ctx context.Context, t trust.Trust, g trust.Grant, oid, path
 	if err != nil {
 		return nil, err
 	}
-	c.opts = append(slices.Clone(showFlags), diffFlags...)
-	if t.Closed() {
-		c.opts = append(c.opts, "--no-textconv")
-	}
+	c.opts = showFlags
 	res, err := r.run(ctx, t, d, c)
 	if err != nil {
 		var ee *ExitError

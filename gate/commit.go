@@ -77,10 +77,7 @@ func (r *Repo) Commit(ctx context.Context, t trust.Trust, message string, push b
 
 // stagedPaths lists the paths the index changes against HEAD.
 func (r *Repo) stagedPaths(ctx context.Context, t trust.Trust, d *decision) ([]string, error) {
-	opts := []string{"--cached", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-color"}
-	if t.Closed() {
-		opts = append(opts, "--ignore-submodules=all")
-	}
+	opts := []string{"--cached", "--name-only", "-z", "--no-renames"}
 	res, err := r.run(ctx, t, d, call{sub: subDiff, opts: opts})
 	if err != nil {
 		return nil, err

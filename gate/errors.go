@@ -41,19 +41,29 @@ var (
 	ErrMessage = refusal.New(refusal.BadParams, "bad commit message",
 		"Write a commit message (at most 64 KiB).")
 	ErrNothingToCommit = refusal.New(refusal.Refused, "nothing staged",
-		"Nothing is staged to commit.")
+		"Nothing is staged to commit. Stage the changes to commit first.")
 	ErrNoUpstream = refusal.New(refusal.Refused, "no upstream",
-		"This branch has no upstream to pull from or compare with.")
+		"This branch has no upstream to pull from or compare with, or its upstream branch is gone. Set one on the computer (git branch --set-upstream-to …).")
 	ErrNoRemote = refusal.New(refusal.Refused, "no remote",
 		"This checkout has no remote to push to or fetch from.")
 	ErrNotFastForward = refusal.New(refusal.Refused, "not a fast-forward",
 		"This branch and its upstream have both moved, so gatehouse won't pull without a merge. Pull on the computer.")
 	ErrDetached = refusal.New(refusal.Refused, "detached HEAD",
-		"This checkout is not on a branch.")
+		"This checkout is not on a branch (a detached HEAD). Switch to a branch first.")
 	ErrConflict = refusal.New(refusal.Conflict, "merge conflict",
 		"This worktree's branch conflicts with its main checkout's branch; merge it on the computer.")
 	ErrDirty = refusal.New(refusal.Refused, "uncommitted changes",
 		"This checkout has uncommitted changes that the change would overwrite; commit or discard them first.")
+	ErrNoIdentity = refusal.New(refusal.Refused, "no author identity",
+		"Git does not know who is committing. Set user.name and user.email on the computer (git config --global user.name …, and the same for user.email), then commit again.")
+	ErrLocked = refusal.New(refusal.Busy, "lock file exists",
+		"Another git program holds a lock on this checkout (a .lock file in its .git folder, usually .git/index.lock). Wait for it to finish; if no git is running on the computer, delete that file there.")
+	ErrPushRejected = refusal.New(refusal.Conflict, "push rejected: not a fast-forward",
+		"The remote has commits this branch does not have, so it rejected the push. Pull, then push again.")
+	ErrAuthFailed = refusal.New(refusal.Refused, "remote authentication failed",
+		"The remote did not accept this computer's credentials. Sign in to the remote on the computer (a push there asks), then try again.")
+	ErrUnmerged = refusal.New(refusal.Conflict, "unmerged paths",
+		"This checkout has unresolved merge conflicts. Resolve them (or abort the merge) on the computer first.")
 	ErrGitFailed = refusal.New(refusal.Refused, "git failed",
 		"Git could not do this here. Check the checkout on the computer.")
 	ErrTimeout = refusal.New(refusal.Retry, "git timed out",

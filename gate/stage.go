@@ -87,11 +87,7 @@ func (r *Repo) unstaged(ctx context.Context, t trust.Trust, d *decision) ([]File
 		wg      sync.WaitGroup
 	)
 	wg.Go(func() { others, listErr = r.untracked(ctx, t, d, "") })
-	opts := []string{"--raw", "-z", "--no-renames"}
-	if t.Closed() {
-		opts = append(opts, "--ignore-submodules=all")
-	}
-	res, err := r.run(ctx, t, d, call{sub: subDiffFiles, opts: opts})
+	res, err := r.run(ctx, t, d, call{sub: subDiffFiles, opts: []string{"--raw", "-z", "--no-renames"}})
 	wg.Wait()
 	if err != nil {
 		return nil, err

@@ -53,10 +53,10 @@ func (r *Repo) CreateWorktree(ctx context.Context, t trust.Trust, branch string)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}
-	_, err = r.run(ctx, t, d, call{sub: subWorktree, config: noHooks,
+	res, err := r.run(ctx, t, d, call{sub: subWorktree, config: noHooks,
 		opts: []string{"add", "-q", "-b", branch, dir, "HEAD"}})
 	if err != nil {
-		return nil, gitChangeError(err)
+		return nil, gitFailure(res, err)
 	}
 	canon, err := filepath.EvalSymlinks(dir)
 	if err != nil {
@@ -97,7 +97,7 @@ func (r *Repo) WorktreeStatus(ctx context.Context, t trust.Trust, main *Repo) (*
 		return nil, err
 	}
 	if st.Head != "" && mainHead.Head != "" {
-		res, err := r.run(ctx, t, d, call{sub: subRevList, opts: []string{"--left-right", "--count", st.Head + "..." + mainHead.Head}})
+		res, err := r.run(ctx, t, d, call{sub: subRevList, opts: []string{"--left-right", "--count"}, args: []string{st.Head + "..." + mainHead.Head}})
 		if err != nil {
 			return nil, err
 		}
@@ -158,7 +158,7 @@ func (r *Repo) MergeWorktree(ctx context.Context, t trust.Trust, main *Repo) err
 	if _, err := main.run(ctx, t, md, ff); err == nil {
 		return nil
 	}
-	res, err := main.run(ctx, t, md, call{sub: subMergeTree, opts: []string{"--write-tree", "--name-only", "HEAD", wst.Branch}, okExit: []int{1}})
+	res, err := main.run(ctx, t, md, call{sub: subMergeTree, opts: []string{"--write-tree", "--name-only"}, args: []string{"HEAD", wst.Branch}, okExit: []int{1}})
 	if err != nil {
 		return err
 	}
@@ -166,9 +166,9 @@ func (r *Repo) MergeWorktree(ctx context.Context, t trust.Trust, main *Repo) err
 		return ErrConflict
 	}
 	msg := "Merge branch '" + wst.Branch + "'"
-	_, err = main.run(ctx, t, md, call{sub: subMerge,
+	res, err = main.run(ctx, t, md, call{sub: subMerge,
 		opts: append([]string{"--no-ff", "--no-edit", "-q", "-m", msg}, hooks...), args: []string{wst.Branch}})
-	return gitChangeError(err)
+	return gitFailure(res, err)
 }
 
 // RemoveWorktree removes the linked worktree wt of this main checkout, and
@@ -204,8 +204,8 @@ func (r *Repo) RemoveWorktree(ctx context.Context, t trust.Trust, wt *Repo, dele
 	if len(st.Files) > 0 {
 		return ErrDirty
 	}
-	if _, err := r.run(ctx, t, d, call{sub: subWorktree, config: noHooks, opts: []string{"remove", wt.workTree}}); err != nil {
-		return gitChangeError(err)
+	if res, err := r.run(ctx, t, d, call{sub: subWorktree, config: noHooks, opts: []string{"remove", wt.workTree}}); err != nil {
+		return gitFailure(res, err)
 	}
 	if deleteBranch && st.Branch != "" && ValidBranch(st.Branch) {
 		if _, err := r.run(ctx, t, d, call{sub: subBranch, opts: []string{"-d", "-q"}, args: []string{st.Branch}}); err != nil {
