@@ -27,7 +27,7 @@ func init() {
 	register(&command{
 		name:    "call",
 		summary: "call a method on another computer, as a device",
-		usage:   "(--lan - | [--relay URL] --host ID [--host-fingerprint FP]) METHOD [JSON]",
+		usage:   "(--lan - | [--relay URL] --host ID [--host-fingerprint FP]) METHOD [JSON | - | @FILE]",
 		help: `Calls one method on another computer as a device, sealed end to end, and
 prints the result as JSON; a refusal prints its code and the host's sentence and
 exits 1.
@@ -52,9 +52,15 @@ A change that may only run once (git.commit, git.push, git.fetch, git.pull,
 worktree.create, worktree.merge, worktree.remove) goes with a sendId: if the
 reply is lost, it is sent once more under the same id and the host answers
 from memory; if that is lost too, gatehouse says so rather than risk doing it
-twice. Example:
+twice.
 
-    gatehouse call --relay https://relay.example --host d-abc git.status '{"target":"..."}'`,
+When the computer serves one project, "target" may be left out of JSON (a
+projects.list first finds it). JSON too long for the command line comes on
+standard input with "-" (then give the pairing link in GATEHOUSE_LAN_LINK), or
+from a file with "@FILE" (at most 8 MiB). Examples:
+
+    gatehouse call --relay https://relay.example --host d-abc git.status
+    gatehouse call --host d-abc files.write @write.json`,
 		setup: setupCall,
 	})
 }
@@ -66,6 +72,9 @@ func setupCall(fs *flag.FlagSet) func(*env, []string) int {
 	hostFP := fs.String("host-fingerprint", "", "refuse unless the computer's key has this fingerprint (and pin it)")
 	return func(e *env, args []string) int {
 		c := named("call")
+		if *lanFlag == "-" && len(args) == 2 && args[1] == "-" {
+			return usageError(e, c, "standard input carries the pairing link or the parameters, not both; give the link in GATEHOUSE_LAN_LINK")
+		}
 		lanLink := ""
 		if *host == "" {
 			var err error
@@ -80,11 +89,9 @@ func setupCall(fs *flag.FlagSet) func(*env, []string) int {
 		if *hostFP != "" && !relay.ValidFingerprint(*hostFP) {
 			return usageError(e, c, "--host-fingerprint takes 32 hex digits, as 'gatehouse doctor' prints them")
 		}
-		var params map[string]any
-		if len(args) == 2 {
-			if err := json.Unmarshal([]byte(args[1]), &params); err != nil || params == nil {
-				return usageError(e, c, "the parameters are not a JSON object")
-			}
+		params, err := callParams(e, args)
+		if err != nil {
+			return usageError(e, c, "%v", err)
 		}
 		reg := rpc.NewRegistry()
 		if err := methods.Register(reg); err != nil {
@@ -92,14 +99,15 @@ func setupCall(fs *flag.FlagSet) func(*env, []string) int {
 			return exitUsage
 		}
 		wait, once := 30*time.Second, false
-		if m, ok := reg.Lookup(args[0]); ok {
+		m, _ := reg.Lookup(args[0])
+		if m != nil {
 			once = m.Once
 			if m.Wait > 0 {
 				wait = m.Wait
 			}
 		}
 		if lanLink != "" {
-			return callLAN(e, lanLink, args[0], params, wait, once)
+			return callLAN(e, lanLink, m, args[0], params, wait, once)
 		}
 		id, _, code := roleIdentity(e, relay.ClientRole)
 		if id == nil {
@@ -118,6 +126,9 @@ func setupCall(fs *flag.FlagSet) func(*env, []string) int {
 		if fp, first := dev.HostFingerprint(); first {
 			fmt.Fprintf(e.stderr, "First call to %s: its key fingerprint is %s. Compare it with what 'gatehouse doctor' prints on that computer; from now on this device refuses any other key for it.\n", *host, fp)
 		}
+		params = fillCallTarget(ctx, e, m, params, func(ctx context.Context) ([]byte, error) {
+			return dev.Call(ctx, "projects.list", nil, wait)
+		})
 		var out []byte
 		if once {
 			out, err = dev.CallOnce(ctx, args[0], params, wait)
@@ -130,6 +141,25 @@ func setupCall(fs *flag.FlagSet) func(*env, []string) int {
 		}
 		return printCall(e, out, err)
 	}
+}
+
+// callParams reads the call's JSON parameters (written out, "-" or
+// "@FILE"), keeping numbers exactly as written.
+func callParams(e *env, args []string) (map[string]any, error) {
+	if len(args) < 2 {
+		return nil, nil
+	}
+	raw, err := readParams(e, args[1])
+	if err != nil {
+		return nil, err
+	}
+	var params map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&params); err != nil || params == nil || dec.More() {
+		return nil, errors.New("the parameters are not a JSON object")
+	}
+	return params, nil
 }
 
 // checkCallSignIn refuses early when the identity gatehouse call uses is
@@ -180,7 +210,7 @@ const lanPairingsFile = "lan-pairings.json"
 
 // callLAN pairs through the link when this state folder has no pairing
 // with that computer (or it was forgotten there), then calls.
-func callLAN(e *env, rawLink, method string, params map[string]any, wait time.Duration, once bool) int {
+func callLAN(e *env, rawLink string, m *rpc.Method, method string, params map[string]any, wait time.Duration, once bool) int {
 	l, err := lan.ParseLink(rawLink)
 	if err != nil {
 		return usageError(e, named("call"), "%v", err)
@@ -214,6 +244,11 @@ func callLAN(e *env, rawLink, method string, params map[string]any, wait time.Du
 			}
 		}
 		conn := lan.NewConn(hc, p)
+		params := fillCallTarget(ctx, e, m, params, func(ctx context.Context) ([]byte, error) {
+			cctx, cancel := context.WithTimeout(ctx, wait)
+			defer cancel()
+			return conn.Call(cctx, "projects.list", nil)
+		})
 		var out []byte
 		if once {
 			out, err = conn.CallOnce(ctx, method, params, wait)

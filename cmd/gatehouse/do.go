@@ -21,7 +21,7 @@ func init() {
 	register(&command{
 		name:    "do",
 		summary: "run one method in-process exactly as the host would",
-		usage:   "[--as desktop|phone|phone-full] [--grant view|control|full] [--project DIR]... METHOD [JSON]",
+		usage:   "[--as desktop|phone|phone-full] [--grant view|control|full] [--project DIR]... METHOD [JSON | - | @FILE]",
 		help: `Runs one method of the request protocol through the same dispatch and checks
 as a device's request, with no network: for scripts, for finding out why the
 host refused something, and for security tests. Prints the reply's result as
@@ -33,9 +33,12 @@ with it on, desktop the person at the computer. --grant defaults to full, so
 
 --project serves a folder (repeat for several; the current folder when none is
 given); 'projects.list' gives their ids. With one project, "target" may be left
-out of JSON. Example:
+out of JSON. JSON too long for the command line (a files.write of a large file)
+comes on standard input with "-", or from a file with "@FILE" (at most 8 MiB).
+Examples:
 
-    gatehouse do --as phone --grant view git.diff '{"path":"README.md"}'`,
+    gatehouse do --as phone --grant view git.diff '{"path":"README.md"}'
+    gatehouse do --as phone-full files.write - < write.json`,
 		setup: setupDo,
 	})
 }
@@ -78,7 +81,9 @@ func setupDo(fs *flag.FlagSet) func(*env, []string) int {
 		defer cleanup()
 		params := json.RawMessage("{}")
 		if len(args) == 2 {
-			params = json.RawMessage(args[1])
+			if params, err = readParams(e, args[1]); err != nil {
+				return usageError(e, c, "%v", err)
+			}
 		}
 		params, err = defaultTarget(params, host, args[0], len(projects))
 		if err != nil {

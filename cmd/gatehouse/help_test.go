@@ -2,16 +2,13 @@ package main
 
 import (
 	"flag"
-	"os"
 	"strings"
 	"testing"
 )
 
 // runForTest runs gatehouse in-process with empty standard input.
 func runForTest(args ...string) (code int, stdout, stderr string) {
-	var out, errOut strings.Builder
-	code = run(&env{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, getenv: os.Getenv}, args)
-	return code, out.String(), errOut.String()
+	return runWithStdin("", args...)
 }
 
 // Every command's -h lists every flag it declares, spelled as the usage
