@@ -132,7 +132,9 @@ func runDevices(e *env, args []string) int {
 	if id == nil {
 		return code
 	}
-	if ans, err := lan.Control(store.Dir(), lan.ControlRequest{Op: "status"}); err == nil {
+	ans, err := lan.Control(store.Dir(), lan.ControlRequest{Op: "status"})
+	serving := err == nil
+	if serving {
 		printLANStatus(e, ans.Status)
 	}
 	devs, err := relayDevices(id)
@@ -141,6 +143,10 @@ func runDevices(e *env, args []string) int {
 		return exitFound
 	}
 	if devs == nil && len(store.Grants()) == 0 {
+		if !serving {
+			fmt.Fprintln(e.stderr, "gatehouse devices: nothing to list: no 'gatehouse serve' is running with this state folder, this computer is not signed in to a relay, and no device has a grant here")
+			return exitFound
+		}
 		return exitOK
 	}
 	fmt.Fprintln(e.stdout, "Relay devices:")
@@ -341,14 +347,19 @@ func runDevicesRevoke(e *env, args []string) int {
 		return code
 	}
 	if _, err := lan.Control(store.Dir(), lan.ControlRequest{Op: "revoke", Device: args[0]}); err == nil {
-		fmt.Fprintf(e.stdout, "Unpaired %s.\n", args[0])
+		fmt.Fprintf(e.stdout, "Unpaired %s.\n", shown(args[0]))
 		return exitOK
+	}
+	if _, granted := store.Grants()[args[0]]; !granted {
+		// A typo must not look like a revocation that worked.
+		fmt.Fprintf(e.stderr, "gatehouse devices revoke: no device %q is paired with a running serve or granted on this computer ('gatehouse devices' lists them)\n", shown(args[0]))
+		return exitFound
 	}
 	if err := store.Revoke(args[0]); err != nil {
 		fmt.Fprintf(e.stderr, "gatehouse devices revoke: %v\n", err)
 		return exitUsage
 	}
-	fmt.Fprintf(e.stdout, "%s has no access to this computer now.\n", args[0])
+	fmt.Fprintf(e.stdout, "%s has no access to this computer now.\n", shown(args[0]))
 	return exitOK
 }
 

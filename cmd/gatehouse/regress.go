@@ -66,6 +66,10 @@ or servers on loopback.`,
 					fmt.Fprintf(e.stderr, "gatehouse regress: %v\n", err)
 					return exitUsage
 				}
+				if len(results) == 0 {
+					// A mistyped --run must not pass as a clean run.
+					return usageError(e, c, "no case matches --run %q", *run)
+				}
 				return report(e, *format, results, *keep)
 			}
 		},
