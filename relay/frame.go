@@ -15,10 +15,10 @@ import (
 
 // Limits on frames, from the spec.
 const (
-	MaxFrame      = 256 << 10 // bytes on the wire, one frame
-	maxControl    = 4 << 10   // a frame that is not addressed is at most this
-	maxRef        = 200       // bytes of a ref
-	maxNotifyNote = 1 << 20   // counts in a notify frame
+	MaxFrame       = 256 << 10 // bytes on the wire, one frame
+	MaxControl     = 4 << 10   // a frame that is not addressed is at most this
+	MaxRef         = 200       // bytes of a ref
+	MaxNotifyCount = 1 << 20   // counts in a notify frame
 )
 
 var (
@@ -27,19 +27,19 @@ var (
 	errNotAddr     = errors.New("frame over 4 KiB is not addressed")
 )
 
-// inFrame is what a device sent: either addressed (to, body, ref) or a
+// DeviceFrame is what a device sent: either addressed (to, body, ref) or a
 // control frame (kind and its own fields, parsed only when small).
-type inFrame struct {
-	to, ref, kind string
-	body          []byte // the raw JSON string, quotes included
+type DeviceFrame struct {
+	To, Ref, Kind string
+	Body          []byte // the raw JSON string, quotes included
 }
 
-// parseInFrame reads a device's frame without decoding its body. Only the
+// ParseDeviceFrame reads a device's frame without decoding its body. Only the
 // top-level keys to, body, ref and kind are accepted as strings; a control
 // frame's other fields (enabled, body as an object) are left for the control
 // handler, which parses the (small) frame fully.
-func parseInFrame(b []byte) (inFrame, error) {
-	var f inFrame
+func ParseDeviceFrame(b []byte) (DeviceFrame, error) {
+	var f DeviceFrame
 	if !utf8.Valid(b) { // a text frame is UTF-8; a device must not get bytes its JSON reader would change
 		return f, errFrameSyntax
 	}
@@ -61,7 +61,7 @@ func parseInFrame(b []byte) (inFrame, error) {
 		s.space()
 		bit := fieldBit(key)
 		if bit == 0 || seen&bit != 0 {
-			if len(b) > maxControl || seen&bit != 0 {
+			if len(b) > MaxControl || seen&bit != 0 {
 				return f, errFrameField
 			}
 			unknown = true
@@ -73,7 +73,7 @@ func parseInFrame(b []byte) (inFrame, error) {
 			start := s.i
 			val, ok := s.str()
 			switch {
-			case !ok && bit == 2 && len(b) <= maxControl: // notify's body is an object
+			case !ok && bit == 2 && len(b) <= MaxControl: // notify's body is an object
 				s.i = start
 				if !s.skipValue() {
 					return f, errFrameSyntax
@@ -81,13 +81,13 @@ func parseInFrame(b []byte) (inFrame, error) {
 			case !ok:
 				return f, errFrameSyntax
 			case bit == 1:
-				f.to = string(val)
+				f.To = string(val)
 			case bit == 2:
-				f.body = b[start:s.i]
+				f.Body = b[start:s.i]
 			case bit == 4:
-				f.ref = string(val)
+				f.Ref = string(val)
 			case bit == 8:
-				f.kind = string(val)
+				f.Kind = string(val)
 			}
 		}
 		s.space()
@@ -103,13 +103,26 @@ func parseInFrame(b []byte) (inFrame, error) {
 	if s.i != len(b) {
 		return f, errFrameSyntax
 	}
-	if len(b) > maxControl && f.to == "" {
+	if len(b) > MaxControl && f.To == "" {
 		return f, errNotAddr
 	}
-	if unknown && f.kind == "" { // only control frames have fields of their own
+	if unknown && f.Kind == "" { // only control frames have fields of their own
 		return f, errFrameField
 	}
 	return f, nil
+}
+
+// ValidRef reports whether ref can be a frame's ref: empty, or at most 200 printable ASCII bytes.
+func ValidRef(ref string) bool {
+	if len(ref) > MaxRef {
+		return false
+	}
+	for i := 0; i < len(ref); i++ {
+		if ref[i] < 0x21 || ref[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // fieldBit numbers the routing fields, for the repeated-field check.
@@ -127,10 +140,10 @@ func fieldBit(key []byte) int {
 	return 0
 }
 
-// forwardFrame writes {"from":from,"to":to,"body":body} with the body's
+// AppendForward writes {"from":from,"to":to,"body":body} with the body's
 // raw JSON string copied as is. from and to are device ids (letters,
 // digits, '.', '_', '-'), which need no escaping.
-func forwardFrame(buf []byte, from, to string, body []byte) []byte {
+func AppendForward(buf []byte, from, to string, body []byte) []byte {
 	buf = append(buf, `{"from":"`...)
 	buf = append(buf, from...)
 	buf = append(buf, `","to":"`...)
@@ -212,7 +225,7 @@ func (s *scanner) str() ([]byte, bool) {
 	if !escaped {
 		return raw[1 : len(raw)-1], true
 	}
-	if len(raw) > maxControl {
+	if len(raw) > MaxControl {
 		return raw, true // a long escaped string is only ever a body: not decoded
 	}
 	u, err := strconv.Unquote(string(raw))

@@ -27,12 +27,12 @@ func TestParseInFrame(t *testing.T) {
 		{in: `{"body":"` + strings.Repeat("A", 5000) + `"}`, err: errNotAddr},
 		{in: `{"kind":"notify","body":{"kind":"waiting"},"pad":"` + strings.Repeat("A", 5000) + `"}`, err: errFrameSyntax},
 	} {
-		f, err := parseInFrame([]byte(c.in))
+		f, err := ParseDeviceFrame([]byte(c.in))
 		if err != c.err {
 			t.Errorf("%.60s: err %v, want %v", c.in, err, c.err)
 			continue
 		}
-		if err == nil && (f.to != c.to || f.ref != c.ref || f.kind != c.kind || (c.body != "" && string(f.body) != c.body)) {
+		if err == nil && (f.To != c.to || f.Ref != c.ref || f.Kind != c.kind || (c.body != "" && string(f.Body) != c.body)) {
 			t.Errorf("%.60s: got %+v", c.in, f)
 		}
 	}
@@ -47,8 +47,8 @@ func FuzzParseInFrame(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fr, err := parseInFrame(b)
-		if err != nil || fr.kind != "" || fr.to == "" {
+		fr, err := ParseDeviceFrame(b)
+		if err != nil || fr.Kind != "" || fr.To == "" {
 			return
 		}
 		var std struct {
@@ -59,13 +59,13 @@ func FuzzParseInFrame(f *testing.F) {
 		if e := json.Unmarshal(b, &std); e != nil {
 			t.Fatalf("the scanner accepted what encoding/json refuses: %q: %v", b, e)
 		}
-		if std.To == nil || *std.To != fr.to || std.Ref != nil && *std.Ref != fr.ref {
+		if std.To == nil || *std.To != fr.To || std.Ref != nil && *std.Ref != fr.Ref {
 			t.Fatalf("to/ref differ: %q: %+v vs %+v", b, fr, std)
 		}
-		if fr.body == nil {
+		if fr.Body == nil {
 			return
 		}
-		out := forwardFrame(nil, "from-1", "to-1", fr.body)
+		out := AppendForward(nil, "from-1", "to-1", fr.Body)
 		var fwd struct {
 			From, To, Body string
 		}

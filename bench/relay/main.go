@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/relay"
+	"github.com/gatehouse/gatehouse/relay/relayserver"
 	"github.com/gorilla/websocket"
 	"golang.org/x/crypto/chacha20poly1305"
 )
@@ -63,11 +64,11 @@ func main() {
 // runRelay is the child: a relay on loopback with the frame limit raised
 // (the benchmark measures the relay, not its limit).
 func runRelay(dir string) {
-	secret, err := relay.LoadSecret(filepath.Join(dir, "secret"))
+	secret, err := relayserver.LoadSecret(filepath.Join(dir, "secret"))
 	must(err)
-	st, err := relay.OpenStore(filepath.Join(dir, "relay.db"))
+	st, err := relayserver.OpenStore(filepath.Join(dir, "relay.db"))
 	must(err)
-	srv, err := relay.New(relay.Options{Store: st, Secret: secret, FrameLimitForTest: &relay.FrameLimit{Rate: 1e9, Burst: 1e9},
+	srv, err := relayserver.New(relayserver.Options{Store: st, Secret: secret, FrameLimitForTest: &relayserver.FrameLimit{Rate: 1e9, Burst: 1e9},
 		Logger: nil})
 	must(err)
 	// SIGUSR1: collect and return free memory to the OS, so the parent
@@ -114,7 +115,7 @@ type dev struct {
 
 // register makes accounts of n devices each directly in the database and
 // mints their tokens with the relay's secret (sign-in is rate limited).
-func register(st *relay.Store, secret []byte, prefix string, accounts, per int) ([][]dev, error) {
+func register(st *relayserver.Store, secret []byte, prefix string, accounts, per int) ([][]dev, error) {
 	ctx := context.Background()
 	out := make([][]dev, accounts)
 	for a := range accounts {
@@ -127,7 +128,7 @@ func register(st *relay.Store, secret []byte, prefix string, accounts, per int) 
 			if err != nil {
 				return nil, err
 			}
-			tok, err := relay.SignTokenForTest(secret, relay.Claims{Account: acct.ID, Device: dv.ID, Issued: time.Now().Unix(),
+			tok, err := relayserver.SignTokenForTest(secret, relay.Claims{Account: acct.ID, Device: dv.ID, Issued: time.Now().Unix(),
 				Expires: time.Now().Add(time.Hour).Unix(), Gen: gen})
 			if err != nil {
 				return nil, err
@@ -206,11 +207,11 @@ func run(pairs, idle int, phase time.Duration) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	secret, err := relay.LoadSecret(filepath.Join(dir, "secret"))
+	secret, err := relayserver.LoadSecret(filepath.Join(dir, "secret"))
 	if err != nil {
 		return err
 	}
-	st, err := relay.OpenStore(filepath.Join(dir, "relay.db"))
+	st, err := relayserver.OpenStore(filepath.Join(dir, "relay.db"))
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/internal/atomicfile"
-	"github.com/gatehouse/gatehouse/relay"
+	"github.com/gatehouse/gatehouse/relay/relayserver"
 	"github.com/gatehouse/gatehouse/trust"
 )
 
@@ -104,7 +104,7 @@ func setupRelay(fs *flag.FlagSet) func(*env, []string) int {
 			err = os.MkdirAll(dir, 0o700)
 		}
 		if err == nil {
-			err = relay.CheckDataDir(dir)
+			err = relayserver.CheckDataDir(dir)
 		}
 		if err != nil {
 			fmt.Fprintf(e.stderr, "gatehouse relay: %v\n", err)
@@ -121,7 +121,7 @@ func setupRelay(fs *flag.FlagSet) func(*env, []string) int {
 			return exitUsage
 		}
 		defer closeStore()
-		srv, err := relay.New(opts)
+		srv, err := relayserver.New(opts)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "gatehouse relay: %v\n", err)
 			return exitUsage
@@ -137,26 +137,26 @@ func setupRelay(fs *flag.FlagSet) func(*env, []string) int {
 	}
 }
 
-func relayOptions(e *env, dir, ghID, ghAPI, webhook, proxy string, logger *slog.Logger) (relay.Options, func(), error) {
-	secret, err := relay.LoadSecret(filepath.Join(dir, "token-secret"))
+func relayOptions(e *env, dir, ghID, ghAPI, webhook, proxy string, logger *slog.Logger) (relayserver.Options, func(), error) {
+	secret, err := relayserver.LoadSecret(filepath.Join(dir, "token-secret"))
 	if err != nil {
-		return relay.Options{}, nil, err
+		return relayserver.Options{}, nil, err
 	}
-	st, err := relay.OpenStore(filepath.Join(dir, "relay.db"))
+	st, err := relayserver.OpenStore(filepath.Join(dir, "relay.db"))
 	if err != nil {
-		return relay.Options{}, nil, err
+		return relayserver.Options{}, nil, err
 	}
-	o := relay.Options{Store: st, Secret: secret, Logger: logger, ProxyHeader: proxy}
+	o := relayserver.Options{Store: st, Secret: secret, Logger: logger, ProxyHeader: proxy}
 	if ghID != "" {
 		sec := e.getenv("GATEHOUSE_GITHUB_CLIENT_SECRET")
 		if sec == "" {
 			st.Close()
 			return o, nil, errors.New("--github-client-id needs the app's client secret in GATEHOUSE_GITHUB_CLIENT_SECRET")
 		}
-		o.GitHub = &relay.GitHubApp{ClientID: ghID, ClientSecret: sec, APIBase: ghAPI}
+		o.GitHub = &relayserver.GitHubApp{ClientID: ghID, ClientSecret: sec, APIBase: ghAPI}
 	}
 	if webhook != "" {
-		o.Pusher = &relay.WebhookPusher{URL: webhook}
+		o.Pusher = &relayserver.WebhookPusher{URL: webhook}
 	}
 	return o, func() { st.Close() }, nil
 }
@@ -164,8 +164,8 @@ func relayOptions(e *env, dir, ghID, ghAPI, webhook, proxy string, logger *slog.
 // connLimits are the relay's connection caps and timeouts. Behind a proxy
 // every client has the proxy's address, so the per-address cap is off
 // unless asked for: the proxy must limit per client.
-func connLimits(perAddr, total int, proxied bool) relay.ConnLimits {
-	lim := relay.DefaultConnLimits()
+func connLimits(perAddr, total int, proxied bool) relayserver.ConnLimits {
+	lim := relayserver.DefaultConnLimits()
 	if proxied {
 		lim.PerAddr = 0
 	}
@@ -178,7 +178,7 @@ func connLimits(perAddr, total int, proxied bool) relay.ConnLimits {
 	return lim
 }
 
-func serveRelay(e *env, srv *relay.Server, logger *slog.Logger, addr, cert, key, ready string, lim relay.ConnLimits) int {
+func serveRelay(e *env, srv *relayserver.Server, logger *slog.Logger, addr, cert, key, ready string, lim relayserver.ConnLimits) int {
 	raw, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "gatehouse relay: %v\n", err)
@@ -193,7 +193,7 @@ func serveRelay(e *env, srv *relay.Server, logger *slog.Logger, addr, cert, key,
 	if host, _, _ := net.SplitHostPort(l.Addr().String()); scheme == "http" && !net.ParseIP(host).IsLoopback() {
 		logger.Warn("serving plain http on a non-loopback address: devices will refuse it; use --tls-cert/--tls-key or a TLS proxy")
 	}
-	hs := relay.NewHTTPServer(srv, lim)
+	hs := relayserver.NewHTTPServer(srv, lim)
 	hs.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelDebug)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -238,13 +238,13 @@ func setupRelayInvite(fs *flag.FlagSet) func(*env, []string) int {
 			err = os.MkdirAll(dir, 0o700)
 		}
 		if err == nil {
-			err = relay.CheckDataDir(dir)
+			err = relayserver.CheckDataDir(dir)
 		}
 		if err != nil {
 			fmt.Fprintf(e.stderr, "gatehouse relay invite: %v\n", err)
 			return exitUsage
 		}
-		st, err := relay.OpenStore(filepath.Join(dir, "relay.db"))
+		st, err := relayserver.OpenStore(filepath.Join(dir, "relay.db"))
 		if err != nil {
 			fmt.Fprintf(e.stderr, "gatehouse relay invite: %v\n", err)
 			return exitUsage

@@ -17,6 +17,7 @@ import (
 	"github.com/gatehouse/gatehouse/internal/atomicfile"
 	"github.com/gatehouse/gatehouse/internal/gittest"
 	"github.com/gatehouse/gatehouse/relay"
+	"github.com/gatehouse/gatehouse/relay/relayserver"
 	"github.com/gatehouse/gatehouse/rpc"
 	"github.com/gatehouse/gatehouse/rpc/methods"
 	"github.com/gatehouse/gatehouse/trust"
@@ -24,21 +25,21 @@ import (
 
 type world struct {
 	url   string
-	store *relay.Store
+	store *relayserver.Store
 }
 
 func startRelay(t *testing.T) *world {
 	t.Helper()
 	dir := t.TempDir()
-	st, err := relay.OpenStore(filepath.Join(dir, "relay.db"))
+	st, err := relayserver.OpenStore(filepath.Join(dir, "relay.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret, err := relay.LoadSecret(filepath.Join(dir, "secret"))
+	secret, err := relayserver.LoadSecret(filepath.Join(dir, "secret"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := relay.New(relay.Options{Store: st, Secret: secret, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := relayserver.New(relayserver.Options{Store: st, Secret: secret, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

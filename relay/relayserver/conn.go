@@ -1,4 +1,4 @@
-package relay
+package relayserver
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/gatehouse/gatehouse/relay"
 )
 
 // A conn is one device's socket. Idle, it costs one goroutine parked in a
@@ -19,19 +21,13 @@ import (
 
 // Socket limits.
 const (
-	maxQueueBytes = 4 * MaxFrame     // waiting to be written to one socket
-	writeWait     = 10 * time.Second // one frame's write
-	idleWait      = 75 * time.Second // nothing received: clients ping every 25 s
-	frameRate     = 20               // frames a second, sustained
-	frameBurst    = 100              //
-	closeWait     = 2 * time.Second  // for the close frame on the way out
-	readBuffer    = 1 << 10          // the socket's own read buffer
-)
-
-// Close codes the relay sends.
-const (
-	CloseReplaced = 4000 // a newer socket for the same device
-	CloseRevoked  = 4001 // device revoked or account deleted: sign out
+	maxQueueBytes = 4 * relay.MaxFrame // waiting to be written to one socket
+	writeWait     = 10 * time.Second   // one frame's write
+	idleWait      = 75 * time.Second   // nothing received: clients ping every 25 s
+	frameRate     = 20                 // frames a second, sustained
+	frameBurst    = 100                //
+	closeWait     = 2 * time.Second    // for the close frame on the way out
+	readBuffer    = 1 << 10            // the socket's own read buffer
 )
 
 type queued struct {
@@ -60,7 +56,7 @@ var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 2<<10); return 
 func getFrame() *[]byte { return framePool.Get().(*[]byte) }
 
 func putFrame(b *[]byte) {
-	if cap(*b) <= MaxFrame+512 {
+	if cap(*b) <= relay.MaxFrame+512 {
 		*b = (*b)[:0]
 		framePool.Put(b)
 	}

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package relay
+package relayserver
 
 // openFileLimit: no descriptor limit to read here.
 func openFileLimit() int { return maxTotalConns + reservedFDs }

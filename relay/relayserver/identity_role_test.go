@@ -1,13 +1,13 @@
-package relay
+package relayserver
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
+
+	"github.com/gatehouse/gatehouse/relay"
 )
 
 // A state folder from before the split keeps its host key: the one
@@ -16,14 +16,14 @@ import (
 func TestIdentityRolesMigrateTheHostKey(t *testing.T) {
 	r := startRelay(t, nil)
 	state := t.TempDir()
-	old := OpenIdentity(state)
+	old := relay.OpenIdentity(state)
 	if _, err := old.SignIn(t.Context(), http.DefaultClient, r.url, "laptop", "linux", "invite", r.invite("alice")); err != nil {
 		t.Fatal(err)
 	}
 	oldKey, _ := old.Key()
 	oldID := old.Profile().DeviceID
 
-	host, err := OpenRole(state, HostRole)
+	host, err := relay.OpenRole(state, relay.HostRole)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,19 +42,19 @@ func TestIdentityRolesMigrateTheHostKey(t *testing.T) {
 			t.Errorf("%s is still at the state folder's top", name)
 		}
 	}
-	fi, err := os.Stat(filepath.Join(state, HostRole, roleSecrets))
+	fi, err := os.Stat(filepath.Join(state, relay.HostRole, roleSecrets))
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("host/secrets.json: %v %v", fi, err)
 	}
-	if fi, err := os.Stat(filepath.Join(state, HostRole)); err != nil || fi.Mode().Perm() != 0o700 {
+	if fi, err := os.Stat(filepath.Join(state, relay.HostRole)); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("host/: %v", err)
 	}
 	// Opening again changes nothing.
-	if again, err := OpenRole(state, HostRole); err != nil || again.Profile().DeviceID != oldID {
+	if again, err := relay.OpenRole(state, relay.HostRole); err != nil || again.Profile().DeviceID != oldID {
 		t.Fatalf("second open: %v", err)
 	}
 
-	client, err := OpenRole(state, ClientRole)
+	client, err := relay.OpenRole(state, relay.ClientRole)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,83 +70,5 @@ func TestIdentityRolesMigrateTheHostKey(t *testing.T) {
 	}
 	if hk, _ := host.Key(); !bytes.Equal(hk.Bytes(), oldKey.Bytes()) {
 		t.Fatal("signing the client in changed the host key")
-	}
-}
-
-// serve and call on one machine, one state folder: with one shared
-// identity the call's socket replaces serve's (close 4000, and serve then
-// waits a minute); with host/ and client/ both stay connected.
-func TestHostAndClientOfOneStateFolderStayConnected(t *testing.T) {
-	r := startRelay(t, nil)
-	// The shared identity of before: the second socket knocks the first off.
-	shared := &device{id: OpenIdentity(t.TempDir())}
-	if _, err := shared.id.SignIn(t.Context(), http.DefaultClient, r.url, "laptop", "linux", "invite", r.invite("alice")); err != nil {
-		t.Fatal(err)
-	}
-	serve, _ := startClient(t, shared, true, ClientOptions{})
-	if err := serve.WaitConnected(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	call, _ := startClient(t, shared, false, ClientOptions{})
-	if err := call.WaitConnected(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, func() bool { return !onlineHost(r, shared.id) }, "one shared identity: serve is still the host after the call connected")
-
-	// Two identities in one state folder.
-	state := t.TempDir()
-	host, err := OpenRole(state, HostRole)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := OpenRole(state, ClientRole)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []*Identity{host, client} {
-		if _, err := id.SignIn(t.Context(), http.DefaultClient, r.url, "laptop", "linux", "invite", r.invite("alice")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	serve, _ = startClient(t, &device{id: host}, true, ClientOptions{})
-	if err := serve.WaitConnected(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	sock := r.srv.hub.get(host.Profile().Account.ID, host.Profile().DeviceID)
-	call, _ = startClient(t, &device{id: client}, false, ClientOptions{})
-	if err := call.WaitConnected(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(200 * time.Millisecond)
-	if got := r.srv.hub.get(host.Profile().Account.ID, host.Profile().DeviceID); got == nil || got != sock {
-		t.Fatal("the call's socket replaced serve's")
-	}
-	if !onlineHost(r, host) {
-		t.Fatal("serve is not the account's online host")
-	}
-}
-
-// onlineHost: id's socket is up and says it hosts.
-func onlineHost(r *testRelay, id *Identity) bool {
-	devs, err := r.srv.devices(context.Background(), id.Profile().Account.ID)
-	if err != nil {
-		return false
-	}
-	for _, d := range devs {
-		if d.ID == id.Profile().DeviceID {
-			return d.Online && d.Host
-		}
-	}
-	return false
-}
-
-func waitFor(t *testing.T, cond func() bool, failure string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal(failure)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -1,4 +1,4 @@
-package relay
+package relayserver
 
 import (
 	"context"
@@ -19,20 +19,16 @@ import (
 
 	"github.com/gatehouse/gatehouse/internal/connlimit"
 	"github.com/gatehouse/gatehouse/internal/flood"
-)
 
-// otherKey is a public key no device of the test holds yet.
-func otherKey(t *testing.T) string {
-	key, _ := OpenIdentity(t.TempDir()).locked2Key(t)
-	return key
-}
+	"github.com/gatehouse/gatehouse/relay"
+)
 
 // takeID signs in under id with key, as an impostor would: it returns the
 // status the relay answers.
 func takeID(t *testing.T, r *testRelay, account, id, key string) int {
 	t.Helper()
 	code, _ := getJSON(t, r, "POST", "/v1/auth/invite", "", map[string]any{"invite": r.invite(account),
-		"device": Device{ID: id, Name: "impostor", Platform: "cli", PublicKey: key}})
+		"device": relay.Device{ID: id, Name: "impostor", Platform: "cli", PublicKey: key}})
 	return code
 }
 
@@ -59,10 +55,9 @@ func TestRemovedDeviceIDIsNeverGivenToAnotherKey(t *testing.T) {
 		t.Fatalf("the removed host's id in capitals was given to another key: %d", code)
 	}
 	// The client's 409 path: the impostor ends up under a new id.
-	cl := OpenIdentity(t.TempDir())
-	if err := writeJSONFile(filepath.Join(cl.Dir(), profileFile), Profile{URL: r.url, DeviceID: hostID}); err != nil {
-		t.Fatal(err)
-	}
+	clDir := t.TempDir()
+	cl := relay.OpenIdentity(clDir)
+	writeProfile(t, clDir, relay.Profile{URL: r.url, DeviceID: hostID})
 	if p, err := cl.SignIn(context.Background(), http.DefaultClient, r.url, "laptop", "cli", "invite", r.invite("alice")); err != nil || p.DeviceID == hostID {
 		t.Fatalf("the client under a tombstoned id: %+v %v", p, err)
 	}
@@ -403,7 +398,7 @@ func TestManyAddressesCannotLockOutAValidInvite(t *testing.T) {
 			res.Body.Close()
 		}
 	}
-	id := OpenIdentity(t.TempDir())
+	id := relay.OpenIdentity(t.TempDir())
 	hc := &http.Client{Transport: fromAddress("198.51.100.7")}
 	if _, err := id.SignIn(context.Background(), hc, r.url, "phone", "cli", "invite", r.invite("alice")); err != nil {
 		t.Fatalf("a valid invite after a flood from many addresses: %v", err)

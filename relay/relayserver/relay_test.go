@@ -1,10 +1,9 @@
-package relay
+package relayserver
 
 import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +20,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/gatehouse/gatehouse/relay"
 )
 
 // testRelay is a real relay on a loopback socket with a real SQLite file.
@@ -110,8 +111,9 @@ func (r *testRelay) advance(d time.Duration) { r.offset.Add(int64(d)) }
 
 // device is a signed-in device with its own state folder.
 type device struct {
-	id      *Identity
-	profile Profile
+	dir     string // its state folder
+	id      *relay.Identity
+	profile relay.Profile
 	token   string
 }
 
@@ -125,13 +127,14 @@ func (r *testRelay) invite(account string) string {
 
 func (r *testRelay) signIn(account, name string) *device {
 	r.t.Helper()
-	id := OpenIdentity(r.t.TempDir())
+	dir := r.t.TempDir()
+	id := relay.OpenIdentity(dir)
 	p, err := id.SignIn(context.Background(), http.DefaultClient, r.url, name, "cli", "invite", r.invite(account))
 	if err != nil {
 		r.t.Fatalf("sign in %s: %v", name, err)
 	}
 	tok, _ := id.Token()
-	return &device{id: id, profile: p, token: tok}
+	return &device{dir: dir, id: id, profile: p, token: tok}
 }
 
 func (r *testRelay) dial(d *device, host bool) *websocket.Conn {
@@ -151,7 +154,7 @@ func (r *testRelay) tryDial(token string, host bool) (*websocket.Conn, error) {
 	}
 	ws, res, err := websocket.DefaultDialer.Dial(u, http.Header{"Authorization": {"Bearer " + token}})
 	if err != nil && res != nil {
-		return nil, &APIError{Status: res.StatusCode}
+		return nil, &relay.APIError{Status: res.StatusCode}
 	}
 	return ws, err
 }
@@ -238,25 +241,25 @@ func TestInviteSignInAndConfig(t *testing.T) {
 	}
 	// An invite is used once.
 	invite := r.invite("alice")
-	id := OpenIdentity(t.TempDir())
+	id := relay.OpenIdentity(t.TempDir())
 	if _, err := id.SignIn(context.Background(), http.DefaultClient, r.url, "phone", "cli", "invite", invite); err != nil {
 		t.Fatal(err)
 	}
-	id2 := OpenIdentity(t.TempDir())
+	id2 := relay.OpenIdentity(t.TempDir())
 	_, err := id2.SignIn(context.Background(), http.DefaultClient, r.url, "phone", "cli", "invite", invite)
-	var ae *APIError
+	var ae *relay.APIError
 	if !errors.As(err, &ae) || ae.Status != 401 || ae.Message != msgBadInvite {
 		t.Fatalf("a used invite: %v", err)
 	}
 	// An expired one is refused too.
 	late := r.invite("alice")
 	r.advance(16 * time.Minute)
-	_, err = OpenIdentity(t.TempDir()).SignIn(context.Background(), http.DefaultClient, r.url, "phone", "cli", "invite", late)
+	_, err = relay.OpenIdentity(t.TempDir()).SignIn(context.Background(), http.DefaultClient, r.url, "phone", "cli", "invite", late)
 	if !errors.As(err, &ae) || ae.Status != 401 {
 		t.Fatalf("an expired invite: %v", err)
 	}
 	// The secrets file is 0600 and holds the token and key.
-	fi, err := os.Stat(filepath.Join(d.id.Dir(), secretsFile))
+	fi, err := os.Stat(filepath.Join(d.dir, secretsFile))
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("secrets file: %v %v", fi.Mode(), err)
 	}
@@ -317,29 +320,29 @@ func TestGitHubSignIn(t *testing.T) {
 	r := startRelay(t, func(o *Options) {
 		o.GitHub = &GitHubApp{ClientID: "Iv1.app", ClientSecret: "shh", APIBase: api}
 	})
-	cfg, err := FetchConfig(context.Background(), http.DefaultClient, r.url)
+	cfg, err := relay.FetchConfig(context.Background(), http.DefaultClient, r.url)
 	if err != nil || len(cfg.Providers) != 2 || cfg.GitHub.ClientID != "Iv1.app" {
 		t.Fatalf("config: %+v %v", cfg, err)
 	}
 	var shown string
-	token, err := DeviceFlow(context.Background(), http.DefaultClient, api, cfg.GitHub.ClientID, func(code, uri string) { shown = code + " " + uri })
+	token, err := relay.DeviceFlow(context.Background(), http.DefaultClient, api, cfg.GitHub.ClientID, func(code, uri string) { shown = code + " " + uri })
 	if err != nil || token != "gho_good" || shown != "ABCD-1234 https://github.example/login/device" {
 		t.Fatalf("device flow: %q %q %v", token, shown, err)
 	}
-	id := OpenIdentity(t.TempDir())
+	id := relay.OpenIdentity(t.TempDir())
 	p, err := id.SignIn(context.Background(), http.DefaultClient, r.url, "laptop", "linux", "github", token)
 	if err != nil || p.Account.ID != "gh:42" || p.Account.Login != "octo" {
 		t.Fatalf("github sign-in: %+v %v", p, err)
 	}
 	// A token GitHub issued to another app is refused.
-	_, err = OpenIdentity(t.TempDir()).SignIn(context.Background(), http.DefaultClient, r.url, "x", "linux", "github", "gho_other_app")
-	var ae *APIError
+	_, err = relay.OpenIdentity(t.TempDir()).SignIn(context.Background(), http.DefaultClient, r.url, "x", "linux", "github", "gho_other_app")
+	var ae *relay.APIError
 	if !errors.As(err, &ae) || ae.Status != 401 || ae.Message != msgGitHub {
 		t.Fatalf("another app's token: %v", err)
 	}
 	// A relay without GitHub configured refuses the provider.
 	plain := startRelay(t, nil)
-	_, err = OpenIdentity(t.TempDir()).SignIn(context.Background(), http.DefaultClient, plain.url, "x", "linux", "github", "gho_good")
+	_, err = relay.OpenIdentity(t.TempDir()).SignIn(context.Background(), http.DefaultClient, plain.url, "x", "linux", "github", "gho_good")
 	if !errors.As(err, &ae) || ae.Message != msgNoProvider {
 		t.Fatalf("github on a relay without it: %v", err)
 	}
@@ -350,14 +353,13 @@ func TestGitHubSignIn(t *testing.T) {
 func TestKeyConflictGetsANewID(t *testing.T) {
 	r := startRelay(t, nil)
 	a := r.signIn("alice", "laptop")
-	b := OpenIdentity(t.TempDir())
-	if err := writeJSONFile(filepath.Join(b.Dir(), profileFile), Profile{URL: a.profile.URL, DeviceID: a.profile.DeviceID}); err != nil {
-		t.Fatal(err)
-	}
+	bDir := t.TempDir()
+	b := relay.OpenIdentity(bDir)
+	writeProfile(t, bDir, relay.Profile{URL: a.profile.URL, DeviceID: a.profile.DeviceID})
 	// Without the retry: the relay refuses the id.
-	key, _ := b.locked2Key(t)
+	key := otherKey(t)
 	status, out := getJSON(t, r, "POST", "/v1/auth/invite", "", map[string]any{"invite": r.invite("alice"),
-		"device": Device{ID: a.profile.DeviceID, Name: "phone", Platform: "cli", PublicKey: key}})
+		"device": relay.Device{ID: a.profile.DeviceID, Name: "phone", Platform: "cli", PublicKey: key}})
 	if status != 409 || out["error"] != msgKeyConflict {
 		t.Fatalf("same id, other key: %d %v", status, out)
 	}
@@ -365,22 +367,6 @@ func TestKeyConflictGetsANewID(t *testing.T) {
 	if err != nil || p.DeviceID == a.profile.DeviceID || b.Profile().DeviceID != p.DeviceID {
 		t.Fatalf("after 409: %+v %v", p, err)
 	}
-}
-
-// locked2Key makes the identity's key and returns its public half.
-func (id *Identity) locked2Key(t *testing.T) (string, error) {
-	var pub string
-	err := id.locked(func() error {
-		k, err := id.ensureKey()
-		if err == nil {
-			pub = base64.StdEncoding.EncodeToString(k.PublicKey().Bytes())
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pub, err
 }
 
 func TestKeyIsNeverOverwritten(t *testing.T) {
@@ -404,7 +390,7 @@ func TestRevokeClosesTheSocketAndKillsTokens(t *testing.T) {
 	if code, _ := getJSON(t, r, "DELETE", "/v1/devices/"+a.profile.DeviceID, b.token, nil); code != 200 {
 		t.Fatalf("revoke: %d", code)
 	}
-	if code := closeCode(t, wsA); code != CloseRevoked {
+	if code := closeCode(t, wsA); code != relay.CloseRevoked {
 		t.Fatalf("close code %d, want 4001", code)
 	}
 	if code, _ := getJSON(t, r, "GET", "/v1/devices", a.token, nil); code != 401 {
@@ -433,7 +419,7 @@ func TestSecondSocketReplacesTheFirst(t *testing.T) {
 	first := r.dial(a, false)
 	next(t, first, "presence")
 	second := r.dial(a, false)
-	if code := closeCode(t, first); code != CloseReplaced {
+	if code := closeCode(t, first); code != relay.CloseReplaced {
 		t.Fatalf("close code %d, want 4000", code)
 	}
 	next(t, second, "presence")
@@ -503,7 +489,7 @@ func TestFrameOver256KiBIsRefused(t *testing.T) {
 	wsH, wsP := r.dial(host, true), r.dial(phone, false)
 	next(t, wsH, "presence")
 	next(t, wsP, "presence")
-	big := `{"to":"` + host.profile.DeviceID + `","body":"` + strings.Repeat("A", MaxFrame) + `"}`
+	big := `{"to":"` + host.profile.DeviceID + `","body":"` + strings.Repeat("A", relay.MaxFrame) + `"}`
 	_ = wsP.WriteMessage(websocket.TextMessage, []byte(big))
 	if code := closeCode(t, wsP); code != websocket.CloseMessageTooBig {
 		t.Fatalf("close code %d, want 1009", code)
@@ -559,8 +545,8 @@ func TestEleventhDeviceIsRefused(t *testing.T) {
 			r.advance(time.Minute) // past the sign-in rate limit of one address
 		}
 	}
-	_, err := OpenIdentity(t.TempDir()).SignIn(context.Background(), http.DefaultClient, r.url, "eleventh", "cli", "invite", r.invite("alice"))
-	var ae *APIError
+	_, err := relay.OpenIdentity(t.TempDir()).SignIn(context.Background(), http.DefaultClient, r.url, "eleventh", "cli", "invite", r.invite("alice"))
+	var ae *relay.APIError
 	if !errors.As(err, &ae) || ae.Status != 403 || ae.Message != msgDeviceLimit {
 		t.Fatalf("the 11th device: %v", err)
 	}
@@ -724,7 +710,7 @@ func TestPlainHTTPOnlyToLoopback(t *testing.T) {
 		"http://localhost:1": true, "ws://[::1]:9": true, "http://relay.example": false, "ws://10.0.0.1": false,
 		"ftp://relay.example": false, "https://user:pw@relay.example": false, "relay.example": false,
 	} {
-		if _, err := CheckURL(raw); (err == nil) != ok {
+		if _, err := relay.CheckURL(raw); (err == nil) != ok {
 			t.Errorf("CheckURL(%q) = %v", raw, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package relay
+package relayserver
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 	"github.com/gatehouse/gatehouse/trust"
 	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/gatehouse/gatehouse/relay"
 )
 
 // HTTP limits.
@@ -226,9 +228,9 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 
 // signIn is the body of POST /v1/auth/{provider}.
 type signIn struct {
-	Device      Device `json:"device"`
-	Invite      string `json:"invite,omitempty"`
-	GitHubToken string `json:"githubToken,omitempty"`
+	Device      relay.Device `json:"device"`
+	Invite      string       `json:"invite,omitempty"`
+	GitHubToken string       `json:"githubToken,omitempty"`
 }
 
 func (s *Server) handleAuth(w http.ResponseWriter, r *http.Request) {
@@ -254,7 +256,7 @@ func (s *Server) handleAuth(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, msgBadRequest)
 		return
 	}
-	var acct Account
+	var acct relay.Account
 	var gen string
 	var err error
 	switch {
@@ -306,11 +308,11 @@ func signInRefusal(err error) (status int, msg, reason string) {
 
 func (s *Server) token(account, device, gen string) string {
 	now := s.now()
-	return s.sign.sign(Claims{Account: account, Device: device, Issued: now.Unix(), Expires: now.Add(TokenLife).Unix(), Gen: gen})
+	return s.sign.sign(relay.Claims{Account: account, Device: device, Issued: now.Unix(), Expires: now.Add(relay.TokenLife).Unix(), Gen: gen})
 }
 
 // validDevice checks what a device says of itself.
-func validDevice(d Device) bool {
+func validDevice(d relay.Device) bool {
 	key, err := base64.StdEncoding.DecodeString(d.PublicKey)
 	if err != nil || len(key) != 32 || !trust.ValidDeviceID(d.ID) {
 		return false
@@ -336,7 +338,7 @@ func validDevice(d Device) bool {
 
 // authed checks the bearer token (its MAC, expiry, and that its device is
 // still registered with the same gen) and the account's call rate.
-func (s *Server) authed(h func(http.ResponseWriter, *http.Request, Claims)) http.HandlerFunc {
+func (s *Server) authed(h func(http.ResponseWriter, *http.Request, relay.Claims)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		token, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		c, err := s.sign.verify(token, s.now())
@@ -360,7 +362,7 @@ func (s *Server) authed(h func(http.ResponseWriter, *http.Request, Claims)) http
 }
 
 // devices lists an account's devices with who is online.
-func (s *Server) devices(ctx context.Context, account string) ([]Device, error) {
+func (s *Server) devices(ctx context.Context, account string) ([]relay.Device, error) {
 	list, err := s.st.Devices(ctx, account)
 	if err != nil {
 		return nil, err
@@ -371,7 +373,7 @@ func (s *Server) devices(ctx context.Context, account string) ([]Device, error) 
 	return list, nil
 }
 
-func (s *Server) handleDevices(w http.ResponseWriter, r *http.Request, c Claims) {
+func (s *Server) handleDevices(w http.ResponseWriter, r *http.Request, c relay.Claims) {
 	list, err := s.devices(r.Context(), c.Account)
 	if err != nil {
 		fail(w, http.StatusInternalServerError, msgUnavailable)
@@ -380,7 +382,7 @@ func (s *Server) handleDevices(w http.ResponseWriter, r *http.Request, c Claims)
 	writeJSON(w, http.StatusOK, map[string]any{"devices": list})
 }
 
-func (s *Server) handleDeleteDevice(w http.ResponseWriter, r *http.Request, c Claims) {
+func (s *Server) handleDeleteDevice(w http.ResponseWriter, r *http.Request, c relay.Claims) {
 	id := r.PathValue("id")
 	found, err := s.st.DeleteDevice(r.Context(), c.Account, id)
 	switch {
@@ -392,20 +394,20 @@ func (s *Server) handleDeleteDevice(w http.ResponseWriter, r *http.Request, c Cl
 		return
 	}
 	if sock := s.hub.get(c.Account, id); sock != nil {
-		sock.close(CloseRevoked, "device revoked")
+		sock.close(relay.CloseRevoked, "device revoked")
 	}
 	s.log.Info("device revoked", "account", c.Account, "device", id, "by", c.Device)
 	writeJSON(w, http.StatusOK, ok)
 	s.presenceSoon(c.Account)
 }
 
-func (s *Server) handleDeleteAccount(w http.ResponseWriter, r *http.Request, c Claims) {
+func (s *Server) handleDeleteAccount(w http.ResponseWriter, r *http.Request, c relay.Claims) {
 	if err := s.st.DeleteAccount(r.Context(), c.Account); err != nil {
 		fail(w, http.StatusInternalServerError, msgUnavailable)
 		return
 	}
 	for _, sock := range s.hub.sockets(c.Account) {
-		sock.close(CloseRevoked, "signed out")
+		sock.close(relay.CloseRevoked, "signed out")
 	}
 	s.mu.Lock()
 	if n := s.notify[c.Account]; n != nil {
@@ -417,11 +419,11 @@ func (s *Server) handleDeleteAccount(w http.ResponseWriter, r *http.Request, c C
 	writeJSON(w, http.StatusOK, ok)
 }
 
-func (s *Server) handleToken(w http.ResponseWriter, _ *http.Request, c Claims) {
+func (s *Server) handleToken(w http.ResponseWriter, _ *http.Request, c relay.Claims) {
 	writeJSON(w, http.StatusOK, map[string]string{"token": s.token(c.Account, c.Device, c.Gen)})
 }
 
-func (s *Server) handlePush(w http.ResponseWriter, r *http.Request, c Claims) {
+func (s *Server) handlePush(w http.ResponseWriter, r *http.Request, c relay.Claims) {
 	var in struct {
 		Platform string `json:"platform"`
 		Token    string `json:"token"`
@@ -440,7 +442,7 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request, c Claims) {
 	writeJSON(w, http.StatusOK, ok)
 }
 
-func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request, c Claims) {
+func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request, c relay.Claims) {
 	if !notFromAPage(r) {
 		fail(w, http.StatusForbidden, msgOrigin)
 		return
@@ -457,14 +459,14 @@ func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request, c Claims)
 	if err != nil {
 		return // the upgrader answered
 	}
-	ws.SetReadLimit(MaxFrame)
+	ws.SetReadLimit(relay.MaxFrame)
 	sock := &conn{s: s, ws: ws, account: c.Account, device: c.Device}
 	if err := s.st.SetHost(r.Context(), c.Account, c.Device, host); err != nil {
 		s.log.Error("set host", "err", err)
 	}
 	s.m.connections.Inc()
 	if old := s.hub.join(sock); old != nil {
-		old.close(CloseReplaced, "replaced by a newer socket")
+		old.close(relay.CloseReplaced, "replaced by a newer socket")
 	}
 	s.log.Debug("device connected", "account", c.Account, "device", c.Device, "host", host)
 	go sock.readLoop() // the handler returns: net/http's per-request state is freed
@@ -549,12 +551,12 @@ func (s *Server) handleFrame(c *conn, b []byte) {
 		}
 		return
 	}
-	f, err := parseInFrame(b)
+	f, err := relay.ParseDeviceFrame(b)
 	if !c.rate.allow(s.now(), s.frames.Rate, s.frames.Burst) {
 		s.m.rateLimited.WithLabelValues("frames").Inc()
-		if err == nil && f.to != "" && trust.ValidDeviceID(f.to) && validRef(f.ref) {
+		if err == nil && f.To != "" && trust.ValidDeviceID(f.To) && relay.ValidRef(f.Ref) {
 			s.m.undeliverble.WithLabelValues("rate").Inc()
-			c.sendJSON(undeliverable{"undeliverable", f.to, f.ref, "rate"})
+			c.sendJSON(undeliverable{"undeliverable", f.To, f.Ref, "rate"})
 		} else {
 			c.sendJSON(errorFrame{"error", msgFrameRate})
 		}
@@ -565,42 +567,29 @@ func (s *Server) handleFrame(c *conn, b []byte) {
 		c.sendJSON(errorFrame{"error", msgBadFrame})
 		return
 	}
-	if f.kind != "" {
+	if f.Kind != "" {
 		s.m.frames.WithLabelValues("control").Inc()
-		s.control(c, f.kind, b)
+		s.control(c, f.Kind, b)
 		return
 	}
-	if !trust.ValidDeviceID(f.to) || !validRef(f.ref) || f.body == nil || f.to == c.device {
+	if !trust.ValidDeviceID(f.To) || !relay.ValidRef(f.Ref) || f.Body == nil || f.To == c.device {
 		s.m.dropped.WithLabelValues("bad_frame").Inc()
 		c.sendJSON(errorFrame{"error", msgBadFrame})
 		return
 	}
 	s.m.frames.WithLabelValues("forwarded").Inc()
-	target := s.hub.get(c.account, f.to)
+	target := s.hub.get(c.account, f.To)
 	if target == nil {
 		s.m.undeliverble.WithLabelValues("offline").Inc()
-		c.sendJSON(undeliverable{"undeliverable", f.to, f.ref, "offline"})
+		c.sendJSON(undeliverable{"undeliverable", f.To, f.Ref, "offline"})
 		return
 	}
 	out := getFrame()
-	*out = forwardFrame(*out, c.device, f.to, f.body)
+	*out = relay.AppendForward(*out, c.device, f.To, f.Body)
 	if !target.send(out) { // the target reads too slowly: its queue is full
 		s.m.undeliverble.WithLabelValues("rate").Inc()
-		c.sendJSON(undeliverable{"undeliverable", f.to, f.ref, "rate"})
+		c.sendJSON(undeliverable{"undeliverable", f.To, f.Ref, "rate"})
 	}
-}
-
-// validRef: empty, or at most 200 printable ASCII bytes.
-func validRef(ref string) bool {
-	if len(ref) > maxRef {
-		return false
-	}
-	for i := 0; i < len(ref); i++ {
-		if ref[i] < 0x21 || ref[i] > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 // control handles {kind:"host", enabled} and {kind:"notify", body:{kind, count}}.
@@ -626,7 +615,7 @@ func (s *Server) control(c *conn, kind string, b []byte) {
 				Count int    `json:"count"`
 			} `json:"body"`
 		}
-		if json.Unmarshal(b, &f) != nil || (f.Body.Kind != "waiting" && f.Body.Kind != "finished") || f.Body.Count < 0 || f.Body.Count > maxNotifyNote {
+		if json.Unmarshal(b, &f) != nil || (f.Body.Kind != "waiting" && f.Body.Kind != "finished") || f.Body.Count < 0 || f.Body.Count > relay.MaxNotifyCount {
 			c.sendJSON(errorFrame{"error", msgBadFrame})
 			return
 		}

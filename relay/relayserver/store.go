@@ -1,4 +1,4 @@
-package relay
+package relayserver
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 
 	"github.com/gatehouse/gatehouse/trust"
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, "sqlite"
+
+	"github.com/gatehouse/gatehouse/relay"
 )
 
 // The relay keeps accounts, devices, invites and push tokens in one SQLite
@@ -88,25 +90,6 @@ var (
 	// ErrBadInvite: the code is unknown, used or expired.
 	ErrBadInvite = errors.New("relay: invite code refused")
 )
-
-// Account is a relay account.
-type Account struct {
-	ID        string `json:"id"`
-	Login     string `json:"login"`
-	AvatarURL string `json:"avatarUrl"`
-}
-
-// Device is a device row as presence shows it.
-type Device struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	Platform  string `json:"platform"`
-	PublicKey string `json:"publicKey"` // standard base64 of the X25519 key
-	Host      bool   `json:"host"`
-	Online    bool   `json:"online"`
-	LastSeen  int64  `json:"lastSeen"` // unix milliseconds, 0 if never
-	gen       string
-}
 
 // PushToken is a phone's push registration.
 type PushToken struct {
@@ -206,7 +189,7 @@ func (s *Store) migrate() error {
 
 // ensureAccount creates the account if it is new and refreshes its login
 // and avatar otherwise.
-func (s *Store) ensureAccount(ctx context.Context, tx *sql.Tx, a Account) error {
+func (s *Store) ensureAccount(ctx context.Context, tx *sql.Tx, a relay.Account) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, login, avatar_url, created_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT(id) DO UPDATE SET login = excluded.login, avatar_url = excluded.avatar_url`,
 		a.ID, a.Login, a.AvatarURL, s.now().Unix())
@@ -217,20 +200,20 @@ func (s *Store) ensureAccount(ctx context.Context, tx *sql.Tx, a Account) error 
 // device). The same id with the same key keeps its row (and gen) and
 // takes the new name and platform; the same id with another key is
 // ErrKeyConflict; an 11th device is ErrTooManyDevices.
-func (s *Store) Register(ctx context.Context, a Account, d Device) (gen string, err error) {
+func (s *Store) Register(ctx context.Context, a relay.Account, d relay.Device) (gen string, err error) {
 	return s.register(ctx, &a, "", d)
 }
 
 // RegisterInvite spends an invite code and registers d on the account it
 // names, in one transaction: a registration that fails (a 409, say) leaves
 // the code unspent for the retry.
-func (s *Store) RegisterInvite(ctx context.Context, code string, d Device) (Account, string, error) {
-	var a Account
+func (s *Store) RegisterInvite(ctx context.Context, code string, d relay.Device) (relay.Account, string, error) {
+	var a relay.Account
 	gen, err := s.register(ctx, &a, code, d)
 	return a, gen, err
 }
 
-func (s *Store) register(ctx context.Context, a *Account, invite string, d Device) (gen string, err error) {
+func (s *Store) register(ctx context.Context, a *relay.Account, invite string, d relay.Device) (gen string, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return "", err
@@ -282,8 +265,8 @@ func (s *Store) register(ctx context.Context, a *Account, invite string, d Devic
 }
 
 // Account returns an account by id.
-func (s *Store) Account(ctx context.Context, id string) (Account, error) {
-	a := Account{ID: id}
+func (s *Store) Account(ctx context.Context, id string) (relay.Account, error) {
+	a := relay.Account{ID: id}
 	err := s.db.QueryRowContext(ctx, `SELECT login, avatar_url FROM accounts WHERE id = ?`, id).Scan(&a.Login, &a.AvatarURL)
 	return a, err
 }
@@ -296,16 +279,16 @@ func (s *Store) Gen(ctx context.Context, account, device string) (string, bool) 
 }
 
 // Devices lists an account's devices (Online is the caller's to fill).
-func (s *Store) Devices(ctx context.Context, account string) ([]Device, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, name, platform, public_key, gen, host, last_seen FROM devices WHERE account_id = ? ORDER BY registered_at, id`, account)
+func (s *Store) Devices(ctx context.Context, account string) ([]relay.Device, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, name, platform, public_key, host, last_seen FROM devices WHERE account_id = ? ORDER BY registered_at, id`, account)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := []Device{}
+	out := []relay.Device{}
 	for rows.Next() {
-		var d Device
-		if err := rows.Scan(&d.ID, &d.Name, &d.Platform, &d.PublicKey, &d.gen, &d.Host, &d.LastSeen); err != nil {
+		var d relay.Device
+		if err := rows.Scan(&d.ID, &d.Name, &d.Platform, &d.PublicKey, &d.Host, &d.LastSeen); err != nil {
 			return nil, err
 		}
 		out = append(out, d)
@@ -322,7 +305,7 @@ func (s *Store) Devices(ctx context.Context, account string) ([]Device, error) {
 // removed one only in case would look like it to a person reading a list
 // (found by the red team: D-HOST… was given to another key after d-host…
 // was removed).
-func checkTombstone(ctx context.Context, tx *sql.Tx, account string, d Device) error {
+func checkTombstone(ctx context.Context, tx *sql.Tx, account string, d relay.Device) error {
 	rows, err := tx.QueryContext(ctx, `SELECT key_hash FROM tombstones WHERE account_id = ? AND lower(device_id) = lower(?)`, account, d.ID)
 	if err != nil {
 		return err

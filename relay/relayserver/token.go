@@ -1,4 +1,4 @@
-package relay
+package relayserver
 
 import (
 	"crypto/hmac"
@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/internal/atomicfile"
+
+	"github.com/gatehouse/gatehouse/relay"
 )
 
 // Tokens: payload = base64url(JSON {acct, dev, iat, exp, gen}), token =
@@ -23,23 +25,11 @@ import (
 // its tokens die at once, even if the same id registers again in the same
 // second (the new row has a new gen).
 
-// TokenLife is how long a token is valid.
-const TokenLife = 30 * 24 * time.Hour
-
 // minSecret is the shortest signing secret the relay accepts.
 const minSecret = 32
 
 // maxToken bounds a token before it is decoded.
 const maxToken = 1024
-
-// Claims are what a token says.
-type Claims struct {
-	Account string `json:"acct"`
-	Device  string `json:"dev"`
-	Issued  int64  `json:"iat"` // unix seconds
-	Expires int64  `json:"exp"`
-	Gen     string `json:"gen"`
-}
 
 // ErrBadToken is every reason a token is refused; the cause is not told.
 var ErrBadToken = errors.New("relay: token refused")
@@ -61,7 +51,7 @@ func (s *signer) mac(payload string) []byte {
 }
 
 // sign makes a token for c.
-func (s *signer) sign(c Claims) string {
+func (s *signer) sign(c relay.Claims) string {
 	js, _ := json.Marshal(c)
 	payload := base64.RawURLEncoding.EncodeToString(js)
 	return payload + "." + base64.RawURLEncoding.EncodeToString(s.mac(payload))
@@ -69,8 +59,8 @@ func (s *signer) sign(c Claims) string {
 
 // verify checks a token's MAC (in constant time) and expiry at now. The
 // caller still checks the device row and its gen.
-func (s *signer) verify(token string, now time.Time) (Claims, error) {
-	var c Claims
+func (s *signer) verify(token string, now time.Time) (relay.Claims, error) {
+	var c relay.Claims
 	if len(token) > maxToken {
 		return c, ErrBadToken
 	}
@@ -96,7 +86,7 @@ func (s *signer) verify(token string, now time.Time) (Claims, error) {
 // hold it and must not sign in through the rate-limited API (the relay
 // benchmark registers thousands of devices). Whoever has the secret can
 // make tokens anyway; the relay still checks each device's row and gen.
-func SignTokenForTest(secret []byte, c Claims) (string, error) {
+func SignTokenForTest(secret []byte, c relay.Claims) (string, error) {
 	s, err := newSigner(secret)
 	if err != nil {
 		return "", err

@@ -1,0 +1,40 @@
+// Package relayserver is the relay: it signs devices in, keeps accounts
+// and devices in SQLite, tells each account's devices who is there
+// (presence), forwards sealed frames between them, and sends generic push
+// notices. It never sees a body's plaintext: a frame is routed by its to
+// and ref, and its body is copied through as the raw bytes that came
+// (relay.ParseDeviceFrame, relay.AppendForward). Package relay holds the
+// frame format and the client.
+//
+// Sign-in is by invite code or by a GitHub token issued to the relay's own
+// OAuth app (GitHubApp). A token is an HMAC-SHA256 over its claims, valid
+// 30 days and only while its device row still exists with the same gen, so
+// removing a device kills its tokens at once. A removed device's id (in any
+// letter case) is never given to another key.
+//
+// Guarantees, each bounded before the work it guards:
+//   - frames: at most relay.MaxFrame bytes, relay.MaxControl when not
+//     addressed, 20 a second sustained per socket (burst 100); a socket's
+//     send queue holds at most 4 frames' worth of bytes, every write has a
+//     deadline, and a socket silent for 75 s is closed, so a slow reader
+//     loses its own frames and never holds the sender or the relay;
+//   - sign-ins: 10 a minute from one address, GitHub sign-ins 300 a minute
+//     in all; an invite is bounded per address only, so many addresses
+//     cannot lock out a valid code; authenticated calls 30 a minute per
+//     account; 10 devices per account; bodies bounded while streaming;
+//   - connections: capped per address and in all, below the process's
+//     descriptor limit (ConnLimits, NewHTTPServer);
+//   - a request from a web page (an Origin header) is refused: the relay
+//     serves no page; plain HTTP is served only on loopback;
+//   - the data folder, token secret and database must be this user's and
+//     not writable (or, for the secret and database, readable) by others
+//     (CheckDataDir, LoadSecret, OpenStore);
+//   - bodies never reach the log or the database.
+//
+// The sockets of an account meet in a hub, an interface: localHub keeps
+// them in this process; a relay of several nodes implements the same four
+// methods over a message bus, and nothing else in the server changes.
+//
+// Known limits: one node (localHub); the relay sees metadata (ids, sizes,
+// times) and can withhold or drop frames; push notices carry counts only.
+package relayserver
