@@ -23,12 +23,13 @@ func init() {
 	register(&command{
 		name:    "serve",
 		summary: "serve checkouts to your phone and other devices",
-		usage:   "[--listen auto|tailscale|lan|loopback|ADDR] [--port N] [--no-tui] [--relay URL] [PATH...]",
+		usage:   "[--listen auto|tailscale|lan|loopback|ADDR|ADDR:PORT] [--port N] [--no-tui] [--relay URL] [PATH...]",
 		help: `Serves the checkouts named (default: the current folder) to your devices.
 
 On a LAN or Tailscale address (the default): gatehouse listens on one
 Tailscale address, or else one private LAN address, never a public one or all
-interfaces, and shows a pairing link and its QR code. Open it on the phone;
+interfaces (--listen names one, with its port if you like: 127.0.0.1:28999),
+and shows a pairing link and its QR code. Open it on the phone;
 when the page asks to pair, allow it here with a grant (view, control, full)
 or deny it. A link pairs one device and is then replaced; at most 3 devices
 pair, and pairings end when serve stops. The page is plain HTTP, every body
@@ -97,9 +98,9 @@ func hostOptions(store *trust.Store, paths []string, logger *slog.Logger) (rpc.H
 }
 
 func setupServe(fs *flag.FlagSet) func(*env, []string) int {
-	relayURL := fs.String("relay", "", "answer devices through this relay instead of on a local address")
-	listen := fs.String("listen", "auto", "auto, tailscale, lan, loopback, or an address of one of those kinds")
-	port := fs.Int("port", 0, "the port (default: any free one)")
+	relayURL := fs.String("relay", "", "answer devices through the relay at `URL` instead of on a local address")
+	listen := fs.String("listen", "auto", "auto, tailscale, lan, loopback, or an `ADDR` of one of those kinds, with :PORT if you like")
+	port := fs.Int("port", 0, "the `PORT` (default: any free one)")
 	noTUI := fs.Bool("no-tui", false, "no terminal prompts: log, and decide with 'gatehouse devices'")
 	return func(e *env, args []string) int {
 		if len(args) == 0 {
@@ -108,10 +109,15 @@ func setupServe(fs *flag.FlagSet) func(*env, []string) int {
 		if *port < 0 || *port > 65535 {
 			return usageError(e, named("serve"), "--port takes 0 to 65535")
 		}
+		mode, p, err := splitListen(*listen, *port)
+		if err != nil {
+			return usageError(e, named("serve"), "%v", err)
+		}
+		warnServedFolders(e, args)
 		if *relayURL != "" {
 			return serveRelayMode(e, *relayURL, args)
 		}
-		return serveLAN(e, args, *listen, *port, *noTUI || !isInteractive(e.stdin))
+		return serveLAN(e, args, mode, p, *noTUI || !isInteractive(e.stdin))
 	}
 }
 
