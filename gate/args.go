@@ -1,14 +1,47 @@
 package gate
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/gatehouse/gatehouse/fsguard"
+	"github.com/gatehouse/gatehouse/internal/refusal"
 )
 
 // Arguments from a device never become options: ref names and object ids
 // are validated here and go after --end-of-options, and paths go after "--"
 // with GIT_LITERAL_PATHSPECS set, so no pathspec magic applies either.
+// The runner checks the shape once more (fixedShape), as the last wall
+// behind the validators.
+
+// ErrOptionShaped is a ref or object id that starts with '-', reaching the
+// runner: every validator refuses one first, so this is a gatehouse bug
+// stopped before git starts, never a repository's doing.
+var ErrOptionShaped = refusal.New(refusal.BadParams, "option-shaped argument",
+	"A branch or commit name can't start with '-'.")
+
+// fixedShape refuses a call whose ref or object id argument git could read
+// as an option (--output=FILE writes a file; --upload-pack=CMD runs one),
+// whatever the subcommand's own parsing would do with --end-of-options.
+func fixedShape(c call) error {
+	for _, a := range c.args {
+		if strings.HasPrefix(a, "-") {
+			return fmt.Errorf("git %s: %q: %w", c.sub.name, a, ErrOptionShaped)
+		}
+	}
+	return nil
+}
+
+// pathspec spells a validated path for git's command line. A file may be
+// named "-rf"; after "--" git reads it as a path already, and "./-rf" (which
+// git's pathspec parsing turns back into "-rf", literal pathspecs or not)
+// keeps even that word from ever starting with '-'.
+func pathspec(clean string) string {
+	if strings.HasPrefix(clean, "-") {
+		return "./" + clean
+	}
+	return clean
+}
 
 // maxRefName bounds a ref name, in bytes.
 const maxRefName = 255

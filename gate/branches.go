@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -167,8 +166,7 @@ const showFormat = "--format=%H%x1f%s%x1f%an%x1f%aI%x1f%P%x1f"
 // says: the dense combined diff, with every parent's name on its own ---
 // line (--combined-all-paths), so a file renamed from a secret in a parent
 // is named as such to the secret filter; without it the parent's lines
-// would show under the new name only.
-// (subShow's table flags add the rest).
+// would show under the new name only. subShow's table flags add the rest.
 var showFlags = []string{"--find-renames", "--cc", "--combined-all-paths", showFormat}
 
 // Show returns a commit and its diff (of one path when given), with secret

@@ -36,10 +36,6 @@ type DiffOptions struct {
 	Staged bool   // the index against HEAD, instead of the work tree against the index
 }
 
-// diffFlags are on every diff, log and show: names always carry a/ and b/
-// (seed Round 10), no colour codes, no external diff program.
-var diffFlags = []string{"--no-color", "--no-ext-diff", "--src-prefix=a/", "--dst-prefix=b/"}
-
 // viewer is who a diff is for, as the filter needs it.
 type viewer struct {
 	t trust.Trust
@@ -73,10 +69,7 @@ func (r *Repo) Diff(ctx context.Context, t trust.Trust, g trust.Grant, o DiffOpt
 	if err != nil {
 		return nil, err
 	}
-	opts := append([]string{"--find-renames"}, diffFlags...)
-	if t.Closed() {
-		opts = append(opts, "--no-textconv", "--ignore-submodules=all")
-	}
+	opts := []string{"--find-renames"} // the rest is subDiff's flags
 	if o.Staged {
 		opts = append(opts, "--cached")
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,21 +33,48 @@ type sub struct {
 	readOnly bool
 	timeout  time.Duration
 	maxOut   int
+	// flags go on every call of the subcommand, right after its name: they
+	// pin what a repository's config could otherwise change (the diff
+	// prefixes the secret filter reads, an external diff program, a
+	// signature check that runs gpg), for everyone.
+	flags []string
+	// closedFlags go on every closed call of it as well: no conversion
+	// program and no submodule, whose config the gate never reads.
+	closedFlags []string
 }
+
+// The flags of the diff family, each for the reason beside it. A call site
+// adds only the shape of its own output (-z, --name-only, a format).
+var (
+	// diffFlags: names always carry a/ and b/ (seed Round 10), no colour
+	// codes in front of the lines the secret filter reads, and no
+	// diff.external or diff.<driver>.command program.
+	diffFlags = []string{"--no-color", "--no-ext-diff", "--src-prefix=a/", "--dst-prefix=b/"}
+	// historyFlags: showing a signature runs gpg.program or
+	// gpg.ssh.program; a .mailmap (or mailmap.file) may be a FIFO that
+	// hangs the read, or name any file.
+	historyFlags = append([]string{"--no-show-signature", "--no-mailmap"}, diffFlags...)
+	// noTextconv: diff.<driver>.textconv names a program that turns a
+	// file into text; the closed gate shows the bytes instead.
+	noTextconv = []string{"--no-textconv"}
+	// noSubmodules: a submodule carries its own config, which the gate
+	// never reads (seed Round 7).
+	noSubmodules = []string{"--ignore-submodules=all"}
+)
 
 var (
 	subConfig      = sub{name: "config", readOnly: true, timeout: 10 * time.Second, maxOut: 1 << 20}
-	subStatus      = sub{name: "status", readOnly: true, timeout: 60 * time.Second, maxOut: 64 << 20}
-	subDiff        = sub{name: "diff", readOnly: true, timeout: 60 * time.Second, maxOut: 16 << 20}
-	subLog         = sub{name: "log", endOfOptions: true, readOnly: true, timeout: 30 * time.Second, maxOut: 4 << 20}
-	subShow        = sub{name: "show", endOfOptions: true, readOnly: true, timeout: 30 * time.Second, maxOut: 16 << 20}
-	subDiffFiles   = sub{name: "diff-files", readOnly: true, timeout: 60 * time.Second, maxOut: 64 << 20}
+	subStatus      = sub{name: "status", readOnly: true, timeout: 60 * time.Second, maxOut: 64 << 20, closedFlags: noSubmodules}
+	subDiff        = sub{name: "diff", readOnly: true, timeout: 60 * time.Second, maxOut: 16 << 20, flags: diffFlags, closedFlags: slices.Concat(noTextconv, noSubmodules)}
+	subLog         = sub{name: "log", endOfOptions: true, readOnly: true, timeout: 30 * time.Second, maxOut: 4 << 20, flags: historyFlags, closedFlags: noTextconv}
+	subShow        = sub{name: "show", endOfOptions: true, readOnly: true, timeout: 30 * time.Second, maxOut: 16 << 20, flags: historyFlags, closedFlags: noTextconv}
+	subDiffFiles   = sub{name: "diff-files", readOnly: true, timeout: 60 * time.Second, maxOut: 64 << 20, closedFlags: noSubmodules}
 	subLsTree      = sub{name: "ls-tree", readOnly: true, timeout: 120 * time.Second, maxOut: 256 << 20}
 	subDiffIndex   = sub{name: "diff-index", readOnly: true, timeout: 120 * time.Second, maxOut: 64 << 20}
 	subLsFiles     = sub{name: "ls-files", readOnly: true, timeout: 120 * time.Second, maxOut: 256 << 20}
 	subForEachRef  = sub{name: "for-each-ref", readOnly: true, timeout: 30 * time.Second, maxOut: 16 << 20}
 	subRevParse    = sub{name: "rev-parse", readOnly: true, timeout: 10 * time.Second, maxOut: 64 << 10}
-	subRevList     = sub{name: "rev-list", readOnly: true, timeout: 30 * time.Second, maxOut: 64 << 10}
+	subRevList     = sub{name: "rev-list", endOfOptions: true, readOnly: true, timeout: 30 * time.Second, maxOut: 64 << 10}
 	subUpdateIndex = sub{name: "update-index", timeout: 120 * time.Second, maxOut: 1 << 20}
 	subReset       = sub{name: "reset", timeout: 60 * time.Second, maxOut: 1 << 20}
 	subRm          = sub{name: "rm", timeout: 60 * time.Second, maxOut: 1 << 20}
@@ -56,7 +84,7 @@ var (
 	subPush        = sub{name: "push", network: true, timeout: 180 * time.Second, maxOut: 1 << 20}
 	subFetch       = sub{name: "fetch", network: true, timeout: 180 * time.Second, maxOut: 1 << 20}
 	subMerge       = sub{name: "merge", endOfOptions: true, timeout: 120 * time.Second, maxOut: 1 << 20}
-	subMergeTree   = sub{name: "merge-tree", readOnly: true, timeout: 60 * time.Second, maxOut: 1 << 20}
+	subMergeTree   = sub{name: "merge-tree", endOfOptions: true, readOnly: true, timeout: 60 * time.Second, maxOut: 1 << 20}
 	subSwitch      = sub{name: "switch", endOfOptions: true, timeout: 120 * time.Second, maxOut: 1 << 20}
 	subBranch      = sub{name: "branch", endOfOptions: true, timeout: 30 * time.Second, maxOut: 1 << 20}
 	subWorktree    = sub{name: "worktree", timeout: 120 * time.Second, maxOut: 1 << 20}
@@ -109,6 +137,9 @@ func (e *ExitError) Unwrap() error { return ErrGitFailed }
 func (r *Repo) run(ctx context.Context, t trust.Trust, d *decision, c call) (*result, error) {
 	if t.Closed() && d == nil {
 		return nil, errors.New("gate: closed call without a decision")
+	}
+	if err := fixedShape(c); err != nil {
+		return nil, err
 	}
 	argv := r.argv(t, d, c)
 	timeout := c.sub.timeout
@@ -165,7 +196,8 @@ func (r *Repo) run(ctx context.Context, t trust.Trust, d *decision, c call) (*re
 }
 
 // argv builds the command line: global options, -c options, the
-// subcommand, its options, then its arguments and paths in fixed places.
+// subcommand, its table flags, the call's options, then its arguments and
+// paths in fixed places.
 func (r *Repo) argv(t trust.Trust, d *decision, c call) []string {
 	argv := []string{"--no-pager"}
 	add := func(opts []Option) {
@@ -183,6 +215,10 @@ func (r *Repo) argv(t trust.Trust, d *decision, c call) []string {
 	}
 	add(c.config)
 	argv = append(argv, c.sub.name)
+	argv = append(argv, c.sub.flags...)
+	if t.Closed() {
+		argv = append(argv, c.sub.closedFlags...)
+	}
 	argv = append(argv, c.opts...)
 	if len(c.args) > 0 {
 		if c.sub.endOfOptions {
@@ -192,7 +228,9 @@ func (r *Repo) argv(t trust.Trust, d *decision, c call) []string {
 	}
 	if len(c.paths) > 0 {
 		argv = append(argv, "--")
-		argv = append(argv, c.paths...)
+		for _, p := range c.paths {
+			argv = append(argv, pathspec(p))
+		}
 	}
 	return argv
 }

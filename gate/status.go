@@ -50,11 +50,7 @@ func (r *Repo) Status(ctx context.Context, t trust.Trust) (*Status, error) {
 // status is the git status call every operation that needs the list of
 // changes shares, after its own decision.
 func (r *Repo) status(ctx context.Context, t trust.Trust, d *decision) (*Status, error) {
-	opts := []string{"--porcelain=v2", "-z", "--branch", "--untracked-files=all"}
-	if t.Closed() {
-		opts = append(opts, "--ignore-submodules=all")
-	}
-	res, err := r.run(ctx, t, d, call{sub: subStatus, opts: opts})
+	res, err := r.run(ctx, t, d, call{sub: subStatus, opts: []string{"--porcelain=v2", "-z", "--branch", "--untracked-files=all"}})
 	if err != nil {
 		return nil, err
 	}
