@@ -145,7 +145,7 @@ func applyConfig(e *env, rep *audit.Report, dir, file string) int {
 }
 
 func printAudit(w io.Writer, rep *audit.Report) {
-	fmt.Fprintf(w, "Audited a %s: %s\n", rep.Audited, rep.Name)
+	fmt.Fprintf(w, "Audited a %s: %s\n", auditedNoun(rep.Audited), rep.Name)
 	counts := map[audit.Level]int{}
 	group := ""
 	for _, r := range audit.Rules { // grouped, in the rules' order
@@ -165,7 +165,7 @@ func printAudit(w io.Writer, rep *audit.Report) {
 			counts[f.Level]++
 		}
 	}
-	fmt.Fprintf(w, "\n%d errors, %d warnings, %d notes", counts[audit.Error], counts[audit.Warning], counts[audit.Note])
+	fmt.Fprintf(w, "\n%s, %s, %s", count(counts[audit.Error], "error"), count(counts[audit.Warning], "warning"), count(counts[audit.Note], "note"))
 	if len(rep.Allowed) > 0 {
 		fmt.Fprintf(w, " (%d allowed by the config)", len(rep.Allowed))
 	}

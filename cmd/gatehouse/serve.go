@@ -142,8 +142,8 @@ func serveRelayMode(e *env, relayURL string, args []string) int {
 	}
 	defer closeHost()
 	key, _ := id.Key()
-	fmt.Fprintf(e.stdout, "Serving %d checkout(s) through %s as %s (key fingerprint %s).\n",
-		len(ho.Targets.All()), p.URL, p.DeviceID, trust.Fingerprint(key.PublicKey().Bytes()))
+	fmt.Fprintf(e.stdout, "Serving %s through %s as %s (key fingerprint %s).\n",
+		count(len(ho.Targets.All()), "checkout"), p.URL, p.DeviceID, trust.Fingerprint(key.PublicKey().Bytes()))
 	fmt.Fprintln(e.stdout, "Allow a device with 'gatehouse devices grant ID view|control|full'. Stop with Ctrl-C.")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -106,7 +106,7 @@ func (t *tui) say(format string, a ...any) {
 }
 
 func (t *tui) banner() {
-	t.say("gatehouse is serving %d checkout(s) at %s (%s).\n", t.n, t.url, t.kind)
+	t.say("gatehouse is serving %s at %s (%s).\n", count(t.n, "checkout"), t.url, t.kind)
 	if t.kind != lan.Tailscale {
 		t.say("%s\n", lanThreat)
 	}
