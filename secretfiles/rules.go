@@ -563,6 +563,8 @@ var Table = []Rule{
 	{Pattern: "**/.nuget/nuget/nuget.config", Reason: "NuGet user config: feed passwords", Source: "NuGet docs: common NuGet configurations"},
 	{Pattern: "**/connectionstrings.config", Reason: ".NET connection strings", Source: "Microsoft docs: connection strings and configuration files"},
 	{Pattern: "**/*.postman_environment.json", Reason: "Postman environment: API keys", Source: "Postman docs: export environments", Except: templates},
+	{Pattern: "**/httpie/sessions/**", Reason: "HTTPie sessions: auth headers and cookies", Source: "HTTPie docs: sessions"},
+	{Pattern: "**/.httpie/sessions/**", Reason: "HTTPie sessions: auth headers and cookies", Source: "HTTPie docs: sessions"},
 	{Pattern: "**/thunderenvironment.json", Reason: "Thunder Client environments: secrets", Source: "Thunder Client docs"},
 	{Pattern: "**/*.ste", Reason: "Dreamweaver site export: FTP passwords", Source: "Adobe Dreamweaver docs: export sites", Except: templates},
 	{Pattern: "**/nbproject/private/**", Reason: "NetBeans private project settings: deployment passwords", Source: "github/gitignore Global/NetBeans.gitignore"},
