@@ -28,14 +28,6 @@ func IDsParam(ids []string) error {
 	return nil
 }
 
-// OffsetParam checks a paging offset.
-func OffsetParam(n int64) error {
-	if n < 0 {
-		return ErrBadParams
-	}
-	return nil
-}
-
 // Fit keeps as many of n items as fit the page budget: size(k) is the JSON
 // size of the reply holding the first k. It returns k and whether items
 // were dropped.
