@@ -3,6 +3,8 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strconv"
 
 	"github.com/gatehouse/gatehouse/fsguard"
 	"github.com/gatehouse/gatehouse/gate"
@@ -81,7 +83,7 @@ func (h *Host) hello(c *Call) Hello {
 			hello.FullAccessSwitch = append(hello.FullAccessSwitch, m.Name)
 		}
 	}
-	if g := h.grantOf(c.Device); g != trust.None {
+	if g := c.Grant; g != trust.None {
 		s := g.String()
 		hello.Access = &s
 	}
@@ -92,13 +94,14 @@ func (h *Host) hello(c *Call) Hello {
 }
 
 // batch runs read-only methods one after another inside the batch's own read
-// slot, each with the same checks as alone.
+// slot, each through the same admission step as alone (run), with the
+// switch the batch was admitted with.
 func (h *Host) batch(ctx context.Context, c *Call, p batchParams) ([]BatchResult, error) {
 	if len(p.Calls) == 0 || len(p.Calls) > MaxBatch {
-		return nil, ErrBadParams
+		return nil, ParamError("calls", fmt.Sprintf("a list of 1 to %d calls", MaxBatch))
 	}
 	out := make([]BatchResult, 0, len(p.Calls))
-	for _, call := range p.Calls {
+	for i, call := range p.Calls {
 		m, ok := h.o.Registry.Lookup(call.Method)
 		var res []byte
 		var err error
@@ -108,16 +111,12 @@ func (h *Host) batch(ctx context.Context, c *Call, p batchParams) ([]BatchResult
 		case !m.batchable():
 			err = ErrNotInBatch
 		default:
-			err = h.allowed(c.Device, m)
-			if err == nil && m.Switch != "" && !c.Trust.FullAccess() {
-				err = switchError(m.Switch)
-			}
-			if err == nil {
-				res, err = h.run(ctx, c, m, call.Params)
-			}
+			one := &Call{Trust: c.Trust, Device: c.Device, host: h, id: c.id}
+			res, err = h.run(ctx, one, m, call.Params)
 		}
 		if err != nil {
 			code, sentence := codeOf(err)
+			h.logRefusal(c.Device, c.id+"#"+strconv.Itoa(i), call.Method, code, err)
 			out = append(out, BatchResult{Error: sentence, Code: code})
 			continue
 		}

@@ -6,20 +6,39 @@
 // end to end with XChaCha20-Poly1305 under a key both sides derive from
 // their X25519 keys and ids (PairKey), with the sender and receiver bound
 // in the additional data, so a body cannot be replayed to another peer or
-// back to its sender. The host then walks every request the same way:
-// open, replay check (ReplayGuard: 60 s window, every nonce remembered for
-// as long as it could be accepted), who is calling (the transport's
-// Device, the host's Grants bound to the key's fingerprint, the Full-access
-// switch read once at admission), the method's scope and switch from the
-// Registry, its lane, the sendId memory for once-methods, the handler
-// (rpc/methods), and one sealed Response. Refusals carry a sentence the
-// device may read; the cause stays on the host.
+// back to its sender. The host then walks every request the same way,
+// single or batched:
+//
+//	open     host.go handleSealed, seal.go Open: the frame opens under the
+//	         pair key; envelope.go parseRequest checks its fields and sets
+//	         aside params nested past MaxDepth (answered BAD_PARAMS later)
+//	replay   host.go fresh, replay.go ReplayGuard: 60 s window, every nonce
+//	         remembered while it could be accepted; stale or repeated is
+//	         answered NOT_RUN, a full memory BUSY
+//	admit    host.go newCall reads the Full-access switch once; admit reads
+//	         the device's presence and grant once and holds them against the
+//	         method's scope and switch (registry.go); a batch's calls
+//	         (builtin.go) each pass the same admit with the batch's switch
+//	lane     lanes.go, once.go: the device's lane, admit again as it starts
+//	         (the grant checked then is the grant the handler gets), and the
+//	         sendId memory for once-methods
+//	handler  registry.go Register, validate.go decodeParams (a refusal names
+//	         the parameter), rpc/methods
+//	gate     gate/decide.go: the Read or Change gate, once per operation
+//	runner   gate/runner.go: the one place git starts; gate/failures.go
+//	         turns git's usual failures into sentences that say what to do
+//	reply    host.go respond/errorResponse: one Response, sealed (seal.go,
+//	         pack.go); a refusal's cause (error chain, git's stderr) is
+//	         logged there once with the request's id (HostOptions.Logger)
+//
+// Refusals carry a sentence the device may read; the cause stays on the
+// host.
 //
 // Guarantees: a request that does not open, is stale or repeated, names an
 // unknown method, or asks above its grant never reaches a handler. Bounds
 // are the constants that enforce them: MaxFrame for a sealed frame,
 // PageBudget for a reply before packing, MaxBatch calls in a batch, MaxIDs
-// in a list; lanes bound how many requests of a device run and wait at
+// in a list, MaxDepth levels of nesting in a request; lanes bound how many requests of a device run and wait at
 // once, and for how long; the sendId memory is bounded in entries, bytes
 // and time.
 //

@@ -1,8 +1,10 @@
 package rpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -70,8 +72,18 @@ func printable(s string, min, max int) bool {
 
 // parseRequest reads a request's plaintext and checks its fixed fields. The
 // replay check (timestamp and nonce) is the caller's, per peer.
+//
+// Params nested deeper than MaxDepth are set aside before the envelope is
+// decoded and put back raw, so the request keeps its id and is answered
+// BAD_PARAMS by the method's decoder, instead of failing here (encoding/json
+// gives up at 10,000 levels) and getting no answer at all.
 func parseRequest(plain []byte) (Request, error) {
 	var req Request
+	var deep json.RawMessage
+	if depth, start, end := scanJSON(plain); depth > MaxDepth+1 && start >= 0 && end > start { // +1: the envelope
+		deep = bytes.Clone(bytes.TrimSpace(plain[start:end]))
+		plain = slices.Concat(plain[:start], []byte("null"), plain[end:])
+	}
 	if err := json.Unmarshal(plain, &req); err != nil {
 		return req, errEnvelope
 	}
@@ -79,7 +91,57 @@ func parseRequest(plain []byte) (Request, error) {
 		!printable(req.Nonce, minNonce, maxNonce) || req.TS <= 0 {
 		return req, errEnvelope
 	}
+	if deep != nil {
+		req.Params = deep
+	}
 	return req, nil
+}
+
+// scanJSON walks a JSON text once, skipping strings with their escapes, and
+// reports how deeply it nests arrays and objects, and where the value of its
+// top-level "params" key lies (start and end offsets, -1 when there is none;
+// the last such key, as encoding/json takes the last). It does not check that
+// the text is JSON: the decoder does, after it. A key spelled with escapes
+// ("p\u0061rams") is not found, and such a request, if too deep, fails as
+// before: unanswered.
+func scanJSON(b []byte) (depth, start, end int) {
+	start, end = -1, -1
+	d, inStr, esc, isParams, strStart := 0, false, false, false, 0
+	for i, c := range b {
+		if inStr {
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+				isParams = d == 1 && string(b[strStart:i+1]) == `"params"`
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr, strStart = true, i
+		case '{', '[':
+			d++
+			depth = max(depth, d)
+		case '}', ']':
+			if d == 1 && start >= 0 && end < 0 {
+				end = i
+			}
+			d--
+		case ':':
+			if d == 1 && isParams {
+				start, end = i+1, -1
+			}
+		case ',':
+			if d == 1 && start >= 0 && end < 0 {
+				end = i
+			}
+		}
+	}
+	return depth, start, end
 }
 
 // ParseResponse reads a response's plaintext (the device side).

@@ -26,7 +26,13 @@ const (
 type Error struct {
 	Code     Code
 	sentence string
+	// base is the sentinel a detailed refusal still matches with errors.Is
+	// (a parameter refusal that names its field is ErrBadParams).
+	base *Error
 }
+
+// Is makes a detailed refusal match its sentinel.
+func (e *Error) Is(target error) bool { return e.base != nil && target == e.base }
 
 func (e *Error) Error() string    { return string(e.Code) + ": " + e.sentence }
 func (e *Error) Sentence() string { return e.sentence }

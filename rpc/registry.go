@@ -1,7 +1,6 @@
 package rpc
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -120,23 +119,6 @@ func Register[P any](r *Registry, m Method, h func(ctx context.Context, c *Call,
 		return h(ctx, c, p)
 	}
 	r.methods[m.Name] = &m
-	return nil
-}
-
-// decodeParams reads a request's params strictly: unknown fields and
-// trailing data are refused.
-func decodeParams(raw json.RawMessage, into any) error {
-	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
-		raw = json.RawMessage("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(into); err != nil {
-		return ErrBadParams
-	}
-	if dec.More() {
-		return ErrBadParams
-	}
 	return nil
 }
 

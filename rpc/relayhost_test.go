@@ -108,7 +108,8 @@ func TestQueuedRequestOfADeviceGoneFromPresenceDoesNotRun(t *testing.T) {
 	w.rh.Presence([]Peer{{ID: w.phoneID, PublicKey: other.PublicKey().Bytes()}})
 	dev := Device{ID: w.phoneID, Fingerprint: trust.Fingerprint(w.phone.PublicKey().Bytes()),
 		present: func() bool { return w.rh.inPresence(w.phoneID, w.phone.PublicKey().Bytes()) }}
-	if m, _ := w.th.o.Registry.Lookup("test.record"); w.th.allowed(dev, m) != ErrNotPresent {
+	m, _ := w.th.o.Registry.Lookup("test.record")
+	if _, err := w.th.admit(w.th.newCall(dev, "r"), m); err != ErrNotPresent {
 		t.Fatal("a device whose key changed in presence passed the presence check")
 	}
 }
