@@ -2,8 +2,10 @@ package rpc
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -23,6 +25,7 @@ const (
 
 type subscriptions struct {
 	h        *Host
+	sink     atomic.Pointer[EventSink] // where events go; set once
 	mu       sync.Mutex
 	devices  map[string]map[string]time.Time // target -> device -> expiry
 	watchers map[string]*watcher
@@ -30,7 +33,43 @@ type subscriptions struct {
 }
 
 func newSubscriptions(h *Host) *subscriptions {
-	return &subscriptions{h: h, devices: map[string]map[string]time.Time{}, watchers: map[string]*watcher{}}
+	s := &subscriptions{h: h, devices: map[string]map[string]time.Time{}, watchers: map[string]*watcher{}}
+	if h.o.Events != nil {
+		sink := EventSink(h.o.Events)
+		s.sink.Store(&sink)
+	}
+	return s
+}
+
+// EventSink delivers an event to a device: the transport's job.
+type EventSink func(deviceID string, ev Event)
+
+// ErrEventSinkSet refuses a second event sink. A host's events go to one
+// transport: one that replaced another's sink would leave that transport's
+// devices deaf without a word, and composing two would send a device's
+// events to a transport it never used.
+var ErrEventSinkSet = errors.New("rpc: the host's events already go to a transport")
+
+// AttachEvents makes sink the one place the host's events go: the
+// transport calls it once, after building whatever the sink uses and before
+// it lets any request in. It refuses (ErrEventSinkSet) when HostOptions.Events
+// or an earlier AttachEvents set one.
+func (h *Host) AttachEvents(sink EventSink) error {
+	if sink == nil {
+		return errors.New("rpc: nil event sink")
+	}
+	if !h.subs.sink.CompareAndSwap(nil, &sink) {
+		return ErrEventSinkSet
+	}
+	return nil
+}
+
+// eventSink is where events go now, nil before a transport attached one.
+func (s *subscriptions) eventSink() EventSink {
+	if p := s.sink.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // subscribe renews device's subscription to each target and makes sure each

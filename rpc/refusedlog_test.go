@@ -138,48 +138,6 @@ func TestRefusedRecordsAreFlushedAtTheMinute(t *testing.T) {
 	}
 }
 
-// Frames over a device's in-flight bound are dropped by the relay host
-// before they are opened; they are counted too.
-func TestRelayBusyDropsAreLogged(t *testing.T) {
-	w := newRelayWorld(t)
-	c := &clock{t: time.Now()}
-	l, dir := openTestLog(t, c)
-	w.th.o.Log = l
-	w.th.orderedWait = 10 * time.Second
-	for range maxInFlight {
-		w.send(req("test.block", "{}"))
-	}
-	<-w.th.started
-	go func() { // the later blocks announce themselves too
-		for range maxInFlight - 1 {
-			<-w.th.started
-		}
-	}()
-	// The in-flight count rises as each goroutine starts; wait until the
-	// next frame is dropped.
-	time.Sleep(100 * time.Millisecond)
-	for range 5 {
-		w.send(req("test.slow", "{}"))
-	}
-	close(w.th.release)
-	for range maxInFlight {
-		w.reply(t)
-	}
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	entries, _, err := ReadLog(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if e.Code == RefusedBusy && e.Count == 5 && e.Device == w.phoneID {
-			return
-		}
-	}
-	t.Fatalf("no busy record: %+v", entries)
-}
-
 // BenchmarkRefused is the cost of counting one refusal (a flood's price).
 func BenchmarkRefused(b *testing.B) {
 	l, err := OpenRequestLog(b.TempDir())

@@ -326,6 +326,10 @@ func setupDevicesGrant(fs *flag.FlagSet) func(*env, []string) int {
 				fmt.Fprintf(e.stderr, "gatehouse devices grant: %s's key has fingerprint %s, not %s; not granted\n", d.ID, fp, *want)
 				return exitFound
 			}
+			if !relay.ValidDeviceID(d.ID) { // the list is the relay's word
+				fmt.Fprintf(e.stderr, "gatehouse devices grant: invalid device id %q\n", d.ID)
+				return exitUsage
+			}
 			if err := store.SetGrant(d.ID, trust.DeviceGrant{Grant: g, Fingerprint: fp, Name: d.Name, GrantedAt: time.Now().UTC()}); err != nil {
 				fmt.Fprintf(e.stderr, "gatehouse devices grant: %v\n", err)
 				return exitUsage

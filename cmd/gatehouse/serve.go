@@ -57,8 +57,9 @@ request log ('gatehouse log'). Stop with Ctrl-C.`,
 }
 
 // hostOptions builds what every transport's host shares: the methods, the
-// served checkouts, grants and the switch from the state folder, the
-// request log, and worktrees made through gatehouse remembered there.
+// served checkouts, the switch from the state folder, the request log, and
+// worktrees made through gatehouse remembered there. Grants and events are
+// each transport's: LAN pairings, or relay grants from the state folder.
 func hostOptions(store *trust.Store, paths []string, logger *slog.Logger) (rpc.HostOptions, func(), error) {
 	reg := rpc.NewRegistry()
 	if err := methods.Register(reg); err != nil {
@@ -85,7 +86,7 @@ func hostOptions(store *trust.Store, paths []string, logger *slog.Logger) (rpc.H
 		targets.Close()
 		return rpc.HostOptions{}, nil, err
 	}
-	o := rpc.HostOptions{Registry: reg, Targets: targets, Grants: store, FullAccess: store.FullAccess, Log: log,
+	o := rpc.HostOptions{Registry: reg, Targets: targets, FullAccess: store.FullAccess, Log: log,
 		Version: version, Logger: logger,
 		Remember: func(kind trust.TargetKind, id, path, parent string) {
 			if path == "" {
@@ -147,7 +148,10 @@ func serveRelayMode(e *env, relayURL string, args []string) int {
 	fmt.Fprintln(e.stdout, "Allow a device with 'gatehouse devices grant ID view|control|full'. Stop with Ctrl-C.")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = link.Serve(ctx, id, ho, logger)
+	ho.Grants = store // relay devices' grants, bound to their key fingerprints
+	host := rpc.NewHost(ho)
+	defer host.Close()
+	err = link.Serve(ctx, id, host, logger)
 	switch {
 	case errors.Is(err, relay.ErrSignedOut):
 		fmt.Fprintln(e.stderr, "gatehouse serve: this device was signed out of the relay (removed from the account); run 'gatehouse login' again")

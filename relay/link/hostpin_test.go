@@ -111,7 +111,7 @@ func TestDevicePinsTheHostKey(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() {
-		served <- Serve(ctx, hostID, rpc.HostOptions{Registry: reg, Targets: targets, Grants: state, FullAccess: state.FullAccess}, nil)
+		served <- Serve(ctx, hostID, hostOf(t, rpc.HostOptions{Registry: reg, Targets: targets, Grants: state, FullAccess: state.FullAccess}), nil)
 	}()
 	defer func() {
 		cancel()

@@ -11,7 +11,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,19 +21,22 @@ import (
 )
 
 // peers turns presence into the host's device list.
-func peers(devs []relay.Device) []rpc.Peer {
-	out := make([]rpc.Peer, 0, len(devs))
+func peers(devs []relay.Device) []peer {
+	out := make([]peer, 0, len(devs))
 	for _, d := range devs {
 		if key, err := base64.StdEncoding.DecodeString(d.PublicKey); err == nil {
-			out = append(out, rpc.Peer{ID: d.ID, PublicKey: key})
+			out = append(out, peer{ID: d.ID, PublicKey: key})
 		}
 	}
 	return out
 }
 
-// Serve answers devices through the relay the identity signed in to, with a
-// host built from ho, until ctx ends or the device is signed out.
-func Serve(ctx context.Context, id *relay.Identity, ho rpc.HostOptions, logger *slog.Logger) error {
+// Serve answers devices through the relay the identity signed in to with
+// host, until ctx ends or the device is signed out. host's events go to
+// the relay: Serve refuses (rpc.ErrEventSinkSet) a host whose events
+// already go elsewhere. The host's grants are the caller's (a trust.Store,
+// bound to each device's key fingerprint).
+func Serve(ctx context.Context, id *relay.Identity, host *rpc.Host, logger *slog.Logger) error {
 	key, err := id.Key()
 	if err != nil {
 		return err
@@ -42,21 +44,17 @@ func Serve(ctx context.Context, id *relay.Identity, ho rpc.HostOptions, logger *
 	if logger == nil {
 		logger = slog.Default()
 	}
-	var rh *rpc.RelayHost
-	var ready sync.WaitGroup
-	ready.Add(1)
-	ho.Events = func(dev string, ev rpc.Event) {
-		ready.Wait()
-		rh.Event(dev, ev)
-	}
-	host := rpc.NewHost(ho)
-	defer host.Close()
+	hl := newHostLink(host, key, id.Profile().DeviceID, logger)
 	client := relay.NewClient(relay.ClientOptions{Identity: id, Host: true, Logger: logger,
-		OnFrame:    func(from, body string) { rh.Frame(from, body) },
-		OnPresence: func(devs []relay.Device) { rh.Presence(peers(devs)) },
+		OnFrame:    hl.Frame,
+		OnPresence: func(devs []relay.Device) { hl.Presence(peers(devs)) },
 	})
-	rh = rpc.NewRelayHost(rpc.RelayHostOptions{Host: host, Key: key, ID: id.Profile().DeviceID, Send: client.Send, Logger: logger})
-	ready.Done()
+	// Both before the client runs: no frame, presence or event reaches hl
+	// before it can send.
+	hl.send = client.Send
+	if err := host.AttachEvents(hl.Event); err != nil {
+		return err
+	}
 	return client.Run(ctx)
 }
 

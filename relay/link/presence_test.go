@@ -52,7 +52,7 @@ func TestRemovedDevicesQueuedRequestDoesNotRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() {
-		served <- Serve(ctx, hostID, rpc.HostOptions{Registry: reg, Targets: targets, Grants: state, FullAccess: state.FullAccess, Log: reqLog}, nil)
+		served <- Serve(ctx, hostID, hostOf(t, rpc.HostOptions{Registry: reg, Targets: targets, Grants: state, FullAccess: state.FullAccess, Log: reqLog}), nil)
 	}()
 	defer func() {
 		close(release)

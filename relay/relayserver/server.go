@@ -14,7 +14,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/gatehouse/gatehouse/trust"
 	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -314,7 +313,7 @@ func (s *Server) token(account, device, gen string) string {
 // validDevice checks what a device says of itself.
 func validDevice(d relay.Device) bool {
 	key, err := base64.StdEncoding.DecodeString(d.PublicKey)
-	if err != nil || len(key) != 32 || !trust.ValidDeviceID(d.ID) {
+	if err != nil || len(key) != 32 || !relay.ValidDeviceID(d.ID) {
 		return false
 	}
 	if n := utf8.RuneCountInString(d.Name); n == 0 || n > maxDeviceName || !utf8.ValidString(d.Name) {
@@ -554,7 +553,7 @@ func (s *Server) handleFrame(c *conn, b []byte) {
 	f, err := relay.ParseDeviceFrame(b)
 	if !c.rate.allow(s.now(), s.frames.Rate, s.frames.Burst) {
 		s.m.rateLimited.WithLabelValues("frames").Inc()
-		if err == nil && f.To != "" && trust.ValidDeviceID(f.To) && relay.ValidRef(f.Ref) {
+		if err == nil && f.To != "" && relay.ValidDeviceID(f.To) && relay.ValidRef(f.Ref) {
 			s.m.undeliverble.WithLabelValues("rate").Inc()
 			c.sendJSON(undeliverable{"undeliverable", f.To, f.Ref, "rate"})
 		} else {
@@ -572,7 +571,7 @@ func (s *Server) handleFrame(c *conn, b []byte) {
 		s.control(c, f.Kind, b)
 		return
 	}
-	if !trust.ValidDeviceID(f.To) || !relay.ValidRef(f.Ref) || f.Body == nil || f.To == c.device {
+	if !relay.ValidDeviceID(f.To) || !relay.ValidRef(f.Ref) || f.Body == nil || f.To == c.device {
 		s.m.dropped.WithLabelValues("bad_frame").Inc()
 		c.sendJSON(errorFrame{"error", msgBadFrame})
 		return

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatehouse/gatehouse/trust"
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, "sqlite"
 
 	"github.com/gatehouse/gatehouse/relay"
@@ -403,7 +402,7 @@ func (s *Store) Seen(ctx context.Context, account, device string) error {
 // CreateInvite makes a one-time sign-in code for the account named name:
 // 128 random bits, stored hashed, valid for 15 minutes.
 func (s *Store) CreateInvite(ctx context.Context, name string) (code string, err error) {
-	if name == "" || len(name) > maxInviteAccount || !trust.ValidDeviceID(name) {
+	if name == "" || len(name) > maxInviteAccount || !relay.ValidDeviceID(name) {
 		return "", fmt.Errorf("relay: an account name is 1 to %d letters, digits, '.', '_' or '-'", maxInviteAccount)
 	}
 	code = randomText(16)

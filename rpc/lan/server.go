@@ -115,9 +115,19 @@ type stream struct {
 	done chan struct{}
 }
 
+// ErrHostOptionsTaken refuses host options that already carry Grants or
+// Events: on the LAN a device's grant is its pairing's and its events go to
+// its stream, and replacing what a caller chose without a word would hide
+// the mistake.
+var ErrHostOptionsTaken = errors.New("lan: the host's grants and events are the LAN server's; leave them unset")
+
 // Listen opens the address and builds the host from ho (its Grants are the
-// pairings', its Events this server's).
+// pairings', its event sink this server's). ho must leave Grants and Events
+// unset (ErrHostOptionsTaken).
 func Listen(o Options, ho rpc.HostOptions) (*Server, error) {
+	if ho.Grants != nil || ho.Events != nil {
+		return nil, ErrHostOptionsTaken
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -131,8 +141,11 @@ func Listen(o Options, ho rpc.HostOptions) (*Server, error) {
 	s.pairing.decisionWaitForTest = o.DecisionWaitForTest
 	s.pairing.onRevoke = func(id string) { s.endStream(id, "unpaired"); s.host.Forget(id) }
 	ho.Grants = s.pairing
-	ho.Events = s.event
 	s.host = rpc.NewHost(ho)
+	if err := s.host.AttachEvents(s.event); err != nil { // none is set: checked above
+		_ = l.Close()
+		return nil, err
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /rc/hello", s.handleHello)
 	mux.HandleFunc("POST /rc/call", s.handleCall)
