@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -58,7 +60,10 @@ type HostOptions struct {
 	// Events delivers an event to a device (the transport's job).
 	Events  func(deviceID string, ev Event)
 	Version string
-	Logger  *slog.Logger
+	// Logger gets, once per request, the cause of every refusal (the error
+	// chain, git's stderr) with the request's id: the device reads only the
+	// sentence. Nil means slog.Default().
+	Logger *slog.Logger
 	// Remember, when set, records a worktree gatehouse made (kind, path,
 	// parent id), or forgets one (path ""), in the state folder.
 	Remember func(kind trust.TargetKind, id, path, parent string)
@@ -80,7 +85,7 @@ type Host struct {
 // NewHost makes a host.
 func NewHost(o HostOptions) *Host {
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+		o.Logger = slog.Default()
 	}
 	if o.FullAccess == nil {
 		o.FullAccess = func() bool { return false }
@@ -133,6 +138,7 @@ type Call struct {
 	Grant  trust.Grant
 	Device Device
 	host   *Host
+	id     string // the request's, for the log
 }
 
 // Target looks up a served target for this call.
@@ -159,8 +165,12 @@ type common struct {
 
 // HandleSealed is a transport's entry: it opens a sealed request frame with
 // key and aadIn, checks it is fresh, answers it, and seals the response with
-// aadOut. A frame that does not open, is packed, is stale or repeated, gets
-// no answer at all (nil): an answer would need a key it may not have.
+// aadOut. A frame that does not open, is packed, or is not a request gets no
+// answer at all (an error, and ""): an answer would need a key or an id it
+// may not have. A frame that opens but is stale or repeated is answered
+// NOT_RUN ("… stale or repeated, so it did not run"), and one over the
+// device's nonce memory BUSY: the sender proved the key, and its call fails
+// at once instead of waiting out its time.
 func (h *Host) HandleSealed(ctx context.Context, dev Device, key Key, aadIn, aadOut []byte, body string) (string, error) {
 	out, _, err := h.handleSealed(ctx, dev, key, aadIn, aadOut, body)
 	return out, err
@@ -183,7 +193,7 @@ func (h *Host) handleSealed(ctx context.Context, dev Device, key Key, aadIn, aad
 	if err != nil {
 		return "", "", err
 	}
-	res := h.admit(ctx, dev, req)
+	res := h.fresh(ctx, dev, req)
 	out, err := json.Marshal(res)
 	if err != nil {
 		return "", "", err
@@ -194,23 +204,23 @@ func (h *Host) handleSealed(ctx context.Context, dev Device, key Key, aadIn, aad
 	return Seal(key, out, aadOut), req.ID, nil
 }
 
-// admit answers an opened request: refused before dispatch when it is
-// stale, repeated or one too many (counted in the request log, aggregated
-// per device and minute), else handled.
-func (h *Host) admit(ctx context.Context, dev Device, req Request) Response {
+// fresh is the replay step: an opened request is refused before dispatch
+// when it is stale, repeated or one too many (counted in the request log,
+// aggregated per device and minute), else handled.
+func (h *Host) fresh(ctx context.Context, dev Device, req Request) Response {
 	err := h.guard(dev.ID).Check(req.TS, req.Nonce)
 	switch err {
 	case nil:
 		return h.Handle(ctx, dev, req)
 	case errBusy:
 		h.noteRefused(dev, RefusedBusy)
-		return h.errorResponse(req, ErrBusy)
+		return h.errorResponse(dev, req, ErrBusy)
 	case errReplay:
 		h.noteRefused(dev, RefusedReplay)
 	default:
 		h.noteRefused(dev, RefusedStale)
 	}
-	return h.errorResponse(req, ErrStale)
+	return h.errorResponse(dev, req, fmt.Errorf("%w: %w", ErrStale, err))
 }
 
 // noteRefused counts a request refused before dispatch in the request log.
@@ -236,9 +246,11 @@ func (h *Host) guard(device string) *ReplayGuard {
 func (h *Host) Handle(ctx context.Context, dev Device, req Request) Response {
 	start := h.now()
 	var p common
-	_ = json.Unmarshal(req.Params, &p)
+	if depth, _, _ := scanJSON(req.Params); depth <= MaxDepth {
+		_ = json.Unmarshal(req.Params, &p) // a bad one is refused by the method's own decoder
+	}
 	result, err := h.dispatch(ctx, dev, req, p)
-	res := h.respond(req, result, err)
+	res := h.respond(dev, req, result, err)
 	h.logRequest(dev, req.Method, p.Target, res, h.now().Sub(start))
 	return res
 }
@@ -249,16 +261,9 @@ func (h *Host) dispatch(ctx context.Context, dev Device, req Request, p common) 
 	if !ok {
 		return nil, ErrUnknownMethod
 	}
-	if err := h.allowed(dev, m); err != nil {
+	c := h.newCall(dev, req.ID)
+	if _, err := h.admit(c, m); err != nil {
 		return nil, err
-	}
-	if m.Switch != "" && !dev.Desktop && !h.o.FullAccess() {
-		return nil, switchError(m.Switch)
-	}
-	// Admission: the switch is read once, here, and travels with the call.
-	c := &Call{Trust: trust.Phone(h.o.FullAccess()), Device: dev, host: h}
-	if dev.Desktop {
-		c.Trust = trust.Desktop()
 	}
 	if p.SendID != "" && (!m.Once || !printable(p.SendID, 1, maxSendID)) {
 		return nil, ErrBadParams
@@ -269,33 +274,41 @@ func (h *Host) dispatch(ctx context.Context, dev Device, req Request, p common) 
 	return h.runInLane(ctx, c, m, req.Params)
 }
 
-// allowed checks the device's presence (relay devices) and its grant
-// against the method's scope; it runs at arrival and again when the request
-// leaves its lane (the device may have been removed from the account,
-// revoked or re-keyed meanwhile). The switch is not read again: it travels
-// with the request (policy.md §1).
-func (h *Host) allowed(dev Device, m *Method) error {
-	if dev.Desktop {
-		return nil
+// newCall starts a call from dev: the switch is read here, once per
+// request, and travels with it (policy.md §1); a batch's calls share it.
+func (h *Host) newCall(dev Device, id string) *Call {
+	c := &Call{Trust: trust.Desktop(), Device: dev, host: h, id: id}
+	if !dev.Desktop {
+		c.Trust = trust.Phone(h.o.FullAccess())
 	}
-	if dev.present != nil && !dev.present() {
-		return ErrNotPresent
-	}
-	g := h.o.Grants.GrantFor(dev.ID, dev.Fingerprint)
-	if g == trust.None {
-		return ErrNoGrant
-	}
-	if !g.Allows(m.Scope) {
-		return accessError(m.Scope.String())
-	}
-	return nil
+	return c
 }
 
-func (h *Host) grantOf(dev Device) trust.Grant {
+// admit is the one admission step, for a single call and for each call in a
+// batch: the device still present (relay devices), its grant read once and
+// held against m's scope, and, for a method behind the switch, the switch
+// the call carries. It runs at arrival and again when the request leaves
+// its lane (the device may have been removed from the account, revoked or
+// re-keyed meanwhile); the grant it returns is the one the handler runs
+// with, so the grant checked is the grant used.
+func (h *Host) admit(c *Call, m *Method) (trust.Grant, error) {
+	dev := c.Device
 	if dev.Desktop {
-		return trust.Full
+		return trust.Full, nil
 	}
-	return h.o.Grants.GrantFor(dev.ID, dev.Fingerprint)
+	if dev.present != nil && !dev.present() {
+		return trust.None, ErrNotPresent
+	}
+	g := h.o.Grants.GrantFor(dev.ID, dev.Fingerprint)
+	switch {
+	case g == trust.None:
+		return g, ErrNoGrant
+	case !g.Allows(m.Scope):
+		return g, accessError(m.Scope.String())
+	case m.Switch != "" && !c.Trust.FullAccess():
+		return g, switchError(m.Switch)
+	}
+	return g, nil
 }
 
 // runInLane waits for a slot in m's lane, re-checks access, and runs m.
@@ -308,12 +321,14 @@ func (h *Host) runInLane(ctx context.Context, c *Call, m *Method, params json.Ra
 	return h.run(ctx, c, m, params)
 }
 
-// run re-checks access and runs the handler, bounded by the caller's wait.
+// run admits the call again as it starts, and runs the handler with the
+// grant it was admitted with, bounded by the caller's wait.
 func (h *Host) run(ctx context.Context, c *Call, m *Method, params json.RawMessage) ([]byte, error) {
-	if err := h.allowed(c.Device, m); err != nil {
+	g, err := h.admit(c, m)
+	if err != nil {
 		return nil, err
 	}
-	c.Grant = h.grantOf(c.Device)
+	c.Grant = g
 	ctx, cancel := context.WithTimeout(ctx, m.wait())
 	defer cancel()
 	result, err := m.run(ctx, c, params)
@@ -360,19 +375,43 @@ func (h *Host) runOnce(ctx context.Context, c *Call, m *Method, req Request, k o
 	}
 }
 
-func (h *Host) respond(req Request, result []byte, err error) Response {
+func (h *Host) respond(dev Device, req Request, result []byte, err error) Response {
 	if err != nil {
-		return h.errorResponse(req, err)
+		return h.errorResponse(dev, req, err)
 	}
 	return Response{Type: "res", ID: req.ID, OK: true, Result: result, TS: h.now().UnixMilli(), Nonce: newNonce()}
 }
 
-func (h *Host) errorResponse(req Request, err error) Response {
+// errorResponse is where every refused request's reply is built, so its
+// cause is logged here, once: the device gets the sentence only.
+func (h *Host) errorResponse(dev Device, req Request, err error) Response {
 	code, sentence := codeOf(err)
-	if code == CodeInternal {
-		h.o.Logger.Error("request failed", "method", req.Method, "err", err)
-	}
+	h.logRefusal(dev, req.ID, req.Method, code, err)
 	return Response{Type: "res", ID: req.ID, OK: false, Error: sentence, Code: code, TS: h.now().UnixMilli(), Nonce: newNonce()}
+}
+
+// logRefusal writes a refusal's cause to the host's log with the request's
+// id. A failure with no sentence of its own is an error; a refusal is a
+// warning (serve shows warnings); a stale, repeated or over-budget frame is
+// debug only, since a flood of them is counted per minute in the request log
+// instead.
+func (h *Host) logRefusal(dev Device, id, method string, code Code, err error) {
+	level := slog.LevelWarn
+	switch {
+	case code == CodeInternal:
+		level = slog.LevelError
+	case errors.Is(err, ErrStale), errors.Is(err, ErrBusy):
+		level = slog.LevelDebug
+	}
+	device := dev.ID
+	if dev.Desktop {
+		device = "desktop"
+	}
+	if !printable(method, 1, maxMethod) {
+		method = "?" // a batch's inner method names are the device's, unchecked
+	}
+	h.o.Logger.Log(context.Background(), level, "request refused",
+		"id", id, "device", device, "method", method, "code", string(code), "cause", err.Error())
 }
 
 func (h *Host) logRequest(dev Device, method, target string, res Response, took time.Duration) {
