@@ -21,8 +21,7 @@ func TestDeepParamsOverTheLAN(t *testing.T) {
 	}
 	deep := json.RawMessage(strings.Repeat("[", 10_000) + strings.Repeat("]", 10_000))
 	_, err = f.call(t, p, "host.hello", deep)
-	var re *rpc.RemoteError
 	if codeOf(err) != rpc.CodeBadParams || !strings.Contains(err.Error(), "nest more than 64 levels") {
-		t.Fatalf("got %v (%T %v)", err, err, re)
+		t.Fatalf("got %v", err)
 	}
 }
