@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,12 +32,27 @@ func startClient(t *testing.T, d *device, host bool, o relay.ClientOptions) (*re
 	return c, done
 }
 
+// TestClientsExchangeFrames: a phone's frame reaches the host, and the
+// phone sees the host online. Presence is sent by one goroutine per account
+// that reruns on every change, so the first list a socket gets may predate
+// the host's own connect (computed before it, sent after the phone joined);
+// the relay promises only that the last list sent is current. The test waits
+// for that list rather than reading Presence once, which failed about 4 runs
+// in 100 under -race.
 func TestClientsExchangeFrames(t *testing.T) {
 	r := startRelay(t, nil)
 	hostDev, phoneDev := r.signIn("alice", "laptop"), r.signIn("alice", "phone")
 	got := make(chan [2]string, 4)
 	host, _ := startClient(t, hostDev, true, relay.ClientOptions{OnFrame: func(from, body string) { got <- [2]string{from, body} }})
-	phone, _ := startClient(t, phoneDev, false, relay.ClientOptions{})
+	hostOnline := make(chan struct{})
+	var once sync.Once
+	phone, _ := startClient(t, phoneDev, false, relay.ClientOptions{OnPresence: func(list []relay.Device) {
+		for _, d := range list {
+			if d.ID == hostDev.profile.DeviceID && d.Host && d.Online {
+				once.Do(func() { close(hostOnline) })
+			}
+		}
+	}})
 	ctx := context.Background()
 	if err := host.WaitConnected(ctx); err != nil {
 		t.Fatal(err)
@@ -55,14 +71,10 @@ func TestClientsExchangeFrames(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the frame did not arrive")
 	}
-	var hostSeen bool
-	for _, d := range phone.Presence() {
-		if d.ID == hostDev.profile.DeviceID && d.Host && d.Online {
-			hostSeen = true
-		}
-	}
-	if !hostSeen {
-		t.Fatalf("presence: %+v", phone.Presence())
+	select {
+	case <-hostOnline:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the phone never saw the host online: %+v", phone.Presence())
 	}
 }
 
