@@ -5,8 +5,9 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 test: deps vet darwin staticcheck unit benchcheck
 
-# Debian packages and the page's npm packages the tests use, installed when
-# missing (needs root or sudo for Debian's).
+# Debian packages and the page's npm packages the tests use: one line each
+# saying whether it was there and why the tests need it; only what is missing
+# is installed (needs root or sudo for Debian's).
 deps:
 	@./scripts/deps.sh
 

@@ -1,17 +1,38 @@
 #!/usr/bin/env bash
-# Installs what gatehouse's tests use, when it is missing: Debian's git, make
-# and chromium (the page's browser test), and the page's locked npm packages
-# (npm ci in web/, from package-lock.json). Node.js 20 or newer must be there
-# (playwright-core needs it); Debian 12's own nodejs is 18.
+# Installs what gatehouse's tests use, when it is missing, and says for each
+# Debian package whether it was there and why the tests need it. Then the
+# page's locked npm packages (npm ci in web/, from package-lock.json).
+# Node.js 20 or newer must be there (playwright-core needs it); Debian 12's
+# own nodejs is 18, so a newer one (NodeSource's) is usually installed first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# package|command that proves it|why the tests need it
+deps=(
+  "git|git|the gate runs real git, and every attack test builds its repository with it"
+  "make|make|make test is the one test command"
+  "chromium|chromium|the page's browser test drives a real browser"
+  "nodejs|node|the page's tests run on Node.js (20 or newer)"
+  "npm|npm|npm ci installs the page's locked test packages"
+)
+
+# installed: dpkg knows the package, or its command is there from another
+# source (NodeSource's nodejs carries npm, for example).
+installed() {
+  [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ] || command -v "$2" >/dev/null
+}
+
 need=()
-command -v git >/dev/null || need+=(git)
-command -v make >/dev/null || need+=(make)
-[ -x /usr/bin/chromium ] || need+=(chromium)
-command -v node >/dev/null || need+=(nodejs npm)
+for d in "${deps[@]}"; do
+  IFS='|' read -r pkg cmd why <<<"$d"
+  if installed "$pkg" "$cmd"; then
+    echo "deps: $pkg: present ($why)"
+  else
+    echo "deps: $pkg: missing, installing ($why)"
+    need+=("$pkg")
+  fi
+done
 if [ ${#need[@]} -gt 0 ]; then
-  echo "installing: ${need[*]}"
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
@@ -23,5 +44,8 @@ if [ "$major" -lt 20 ]; then
   exit 1
 fi
 if [ ! -d web/node_modules ] || [ web/package-lock.json -nt web/node_modules ]; then
+  echo "deps: web/node_modules: installing the page's locked npm packages (npm ci)"
   (cd web && npm ci --no-audit --no-fund --loglevel=error)
+else
+  echo "deps: web/node_modules: present (the page's locked npm packages)"
 fi
