@@ -115,13 +115,19 @@ var schemas = []string{
 }
 
 // publicData are word lists shipped with password checkers and public data
-// sets: common-passwords.txt, password_strength_dictionary.json.
+// sets (common-passwords.txt, password_strength_dictionary.json), test
+// doubles (token_response.json, fake-credentials.json) and the alerts and
+// policies that talk about credentials.
 var publicData = []string{
 	"**/*common*", "**/*dictionary*", "**/*wordlist*", "**/*word-list*", "**/*word_list*",
 	"**/*blacklist*", "**/*blocklist*", "**/*denylist*", "**/*strength*", "**/*top1*",
 	"**/*top-1*", "**/*rockyou*", "**/*leaked*", "**/*breached*", "**/*pwned*",
 	"**/*weak*", "**/*banned*", "**/*policy*", "**/*policies*", "**/*rules*",
-	"**/*generator*", "**/*validator*", "**/*checker*", "**/*meter*",
+	"**/*generator*", "**/*validator*", "**/*checker*", "**/*meter*", "**/wordlists/**",
+	"**/wordlist/**", "**/dictionaries/**", "**/dictionary/**",
+	// Test doubles and monitoring about credentials, not credentials.
+	"**/*response*", "**/*mock*", "**/*fake*", "**/*dummy*", "**/*stub*", "**/__mocks__/**",
+	"**/alerts/**",
 }
 
 // scannerConfigs are secret scanners' own configuration and baselines (they
