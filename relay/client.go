@@ -115,11 +115,7 @@ func NewClient(o ClientOptions) *Client {
 // Send queues a sealed body for device to; ref is the request id it
 // carries (events have none).
 func (c *Client) Send(to, ref, body string) error {
-	frame, _ := json.Marshal(struct {
-		To   string `json:"to"`
-		Body string `json:"body"`
-		Ref  string `json:"ref,omitempty"`
-	}{to, body, ref})
+	frame, _ := json.Marshal(SealedFrame{To: to, Body: body, Ref: ref})
 	select {
 	case c.out <- frame:
 		return nil
@@ -351,45 +347,67 @@ func (c *Client) readLoop(ws *websocket.Conn) int {
 	}
 }
 
+// clientHandlers read the frames a relay sends, one handler per kind; a
+// kind not listed (a newer relay's) is ignored.
+var clientHandlers = map[Kind]func(*Client, []byte){
+	KindSealed:        (*Client).onSealed,
+	KindPresence:      (*Client).onPresence,
+	KindUndeliverable: (*Client).onUndeliverable,
+	KindError:         (*Client).onError,
+}
+
 func (c *Client) handle(data []byte) {
 	if string(data) == "pong" {
 		return
 	}
-	var f struct {
-		Kind    string   `json:"kind"`
-		From    string   `json:"from"`
-		To      string   `json:"to"`
-		Body    string   `json:"body"`
-		Ref     string   `json:"ref"`
-		Reason  string   `json:"reason"`
-		Devices []Device `json:"devices"`
-		Error   string   `json:"error"`
-	}
-	if json.Unmarshal(data, &f) != nil {
+	kind, err := FrameKind(data)
+	if err != nil {
 		return
 	}
-	switch f.Kind {
-	case "":
-		if c.o.OnFrame != nil && f.From != "" {
-			c.o.OnFrame(f.From, f.Body)
-		}
-	case "presence":
-		c.mu.Lock()
-		c.presence = f.Devices
-		select {
-		case <-c.connected:
-		default:
-			close(c.connected)
-		}
-		c.mu.Unlock()
-		if c.o.OnPresence != nil {
-			c.o.OnPresence(f.Devices)
-		}
-	case "undeliverable":
-		if c.o.OnUndeliverable != nil {
-			c.o.OnUndeliverable(f.To, f.Ref, f.Reason)
-		}
-	case "error":
+	if h := clientHandlers[kind]; h != nil {
+		h(c, data)
+	}
+}
+
+// onSealed hands a device's sealed body to the caller.
+func (c *Client) onSealed(data []byte) {
+	f, err := DecodeSealed(data)
+	if err == nil && c.o.OnFrame != nil {
+		c.o.OnFrame(f.From, f.Body)
+	}
+}
+
+// onPresence keeps the account's device list; the first one means
+// connected.
+func (c *Client) onPresence(data []byte) {
+	f, err := DecodePresence(data)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	c.presence = f.Devices
+	select {
+	case <-c.connected:
+	default:
+		close(c.connected)
+	}
+	c.mu.Unlock()
+	if c.o.OnPresence != nil {
+		c.o.OnPresence(f.Devices)
+	}
+}
+
+// onUndeliverable tells the caller a frame it sent did not arrive.
+func (c *Client) onUndeliverable(data []byte) {
+	f, err := DecodeUndeliverable(data)
+	if err == nil && c.o.OnUndeliverable != nil {
+		c.o.OnUndeliverable(f.To, f.Ref, f.Reason)
+	}
+}
+
+// onError logs the relay's refusal of a frame.
+func (c *Client) onError(data []byte) {
+	if f, err := DecodeError(data); err == nil {
 		c.o.Logger.Warn("the relay refused a frame", "error", f.Error)
 	}
 }

@@ -30,8 +30,9 @@ var (
 // DeviceFrame is what a device sent: either addressed (to, body, ref) or a
 // control frame (kind and its own fields, parsed only when small).
 type DeviceFrame struct {
-	To, Ref, Kind string
-	Body          []byte // the raw JSON string, quotes included
+	To, Ref string
+	Kind    Kind   // KindSealed for an addressed frame
+	Body    []byte // the raw JSON string, quotes included
 }
 
 // ParseDeviceFrame reads a device's frame without decoding its body. Only the
@@ -87,7 +88,7 @@ func ParseDeviceFrame(b []byte) (DeviceFrame, error) {
 			case bit == 4:
 				f.Ref = string(val)
 			case bit == 8:
-				f.Kind = string(val)
+				f.Kind = Kind(val)
 			}
 		}
 		s.space()

@@ -32,7 +32,7 @@ func TestParseInFrame(t *testing.T) {
 			t.Errorf("%.60s: err %v, want %v", c.in, err, c.err)
 			continue
 		}
-		if err == nil && (f.To != c.to || f.Ref != c.ref || f.Kind != c.kind || (c.body != "" && string(f.Body) != c.body)) {
+		if err == nil && (f.To != c.to || f.Ref != c.ref || f.Kind != Kind(c.kind) || (c.body != "" && string(f.Body) != c.body)) {
 			t.Errorf("%.60s: got %+v", c.in, f)
 		}
 	}

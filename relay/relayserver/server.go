@@ -520,22 +520,10 @@ func (s *Server) presence(account string) {
 		s.log.Error("presence", "err", err)
 		return
 	}
-	frame := map[string]any{"kind": "presence", "devices": list}
+	frame := relay.NewPresence(list)
 	for _, c := range s.hub.sockets(account) {
 		c.sendJSON(frame)
 	}
-}
-
-type undeliverable struct {
-	Kind   string `json:"kind"`
-	To     string `json:"to"`
-	Ref    string `json:"ref,omitempty"`
-	Reason string `json:"reason"`
-}
-
-type errorFrame struct {
-	Kind  string `json:"kind"`
-	Error string `json:"error"`
 }
 
 // handleFrame routes one frame a device sent. It reads the routing fields
@@ -555,73 +543,80 @@ func (s *Server) handleFrame(c *conn, b []byte) {
 		s.m.rateLimited.WithLabelValues("frames").Inc()
 		if err == nil && f.To != "" && relay.ValidDeviceID(f.To) && relay.ValidRef(f.Ref) {
 			s.m.undeliverble.WithLabelValues("rate").Inc()
-			c.sendJSON(undeliverable{"undeliverable", f.To, f.Ref, "rate"})
+			c.sendJSON(relay.NewUndeliverable(f.To, f.Ref, relay.ReasonRate))
 		} else {
-			c.sendJSON(errorFrame{"error", msgFrameRate})
+			c.sendJSON(relay.NewError(msgFrameRate))
 		}
 		return
 	}
 	if err != nil {
 		s.m.dropped.WithLabelValues("bad_frame").Inc()
-		c.sendJSON(errorFrame{"error", msgBadFrame})
+		c.sendJSON(relay.NewError(msgBadFrame))
 		return
 	}
-	if f.Kind != "" {
+	if f.Kind != relay.KindSealed {
 		s.m.frames.WithLabelValues("control").Inc()
 		s.control(c, f.Kind, b)
 		return
 	}
 	if !relay.ValidDeviceID(f.To) || !relay.ValidRef(f.Ref) || f.Body == nil || f.To == c.device {
 		s.m.dropped.WithLabelValues("bad_frame").Inc()
-		c.sendJSON(errorFrame{"error", msgBadFrame})
+		c.sendJSON(relay.NewError(msgBadFrame))
 		return
 	}
 	s.m.frames.WithLabelValues("forwarded").Inc()
 	target := s.hub.get(c.account, f.To)
 	if target == nil {
 		s.m.undeliverble.WithLabelValues("offline").Inc()
-		c.sendJSON(undeliverable{"undeliverable", f.To, f.Ref, "offline"})
+		c.sendJSON(relay.NewUndeliverable(f.To, f.Ref, relay.ReasonOffline))
 		return
 	}
 	out := getFrame()
 	*out = relay.AppendForward(*out, c.device, f.To, f.Body)
 	if !target.send(out) { // the target reads too slowly: its queue is full
 		s.m.undeliverble.WithLabelValues("rate").Inc()
-		c.sendJSON(undeliverable{"undeliverable", f.To, f.Ref, "rate"})
+		c.sendJSON(relay.NewUndeliverable(f.To, f.Ref, relay.ReasonRate))
 	}
 }
 
-// control handles {kind:"host", enabled} and {kind:"notify", body:{kind, count}}.
-func (s *Server) control(c *conn, kind string, b []byte) {
-	switch kind {
-	case "host":
-		var f struct {
-			Kind    string `json:"kind"`
-			Enabled *bool  `json:"enabled"`
-		}
-		if json.Unmarshal(b, &f) != nil || f.Enabled == nil {
-			c.sendJSON(errorFrame{"error", msgBadFrame})
-			return
-		}
-		if err := s.st.SetHost(context.Background(), c.account, c.device, *f.Enabled); err == nil {
-			s.presenceSoon(c.account)
-		}
-	case "notify":
-		var f struct {
-			Kind string `json:"kind"`
-			Body struct {
-				Kind  string `json:"kind"`
-				Count int    `json:"count"`
-			} `json:"body"`
-		}
-		if json.Unmarshal(b, &f) != nil || (f.Body.Kind != "waiting" && f.Body.Kind != "finished") || f.Body.Count < 0 || f.Body.Count > relay.MaxNotifyCount {
-			c.sendJSON(errorFrame{"error", msgBadFrame})
-			return
-		}
-		s.coalescer(c.account).add(f.Body.Kind, f.Body.Count, s.now())
-	default:
-		c.sendJSON(errorFrame{"error", msgBadFrame})
+// controlHandlers read the control frames a device may send, one handler
+// per kind; each decodes its (small, at most relay.MaxControl) frame fully
+// and checks its bounds. Any other kind is refused.
+var controlHandlers = map[relay.Kind]func(*Server, *conn, []byte){
+	relay.KindHost:   (*Server).onHost,
+	relay.KindNotify: (*Server).onNotify,
+}
+
+// control hands a control frame to its kind's handler.
+func (s *Server) control(c *conn, kind relay.Kind, b []byte) {
+	h := controlHandlers[kind]
+	if h == nil {
+		c.sendJSON(relay.NewError(msgBadFrame))
+		return
 	}
+	h(s, c, b)
+}
+
+// onHost records whether the socket serves, and tells the account.
+func (s *Server) onHost(c *conn, b []byte) {
+	f, err := relay.DecodeHost(b)
+	if err != nil {
+		c.sendJSON(relay.NewError(msgBadFrame))
+		return
+	}
+	if err := s.st.SetHost(context.Background(), c.account, c.device, *f.Enabled); err == nil {
+		s.presenceSoon(c.account)
+	}
+}
+
+// onNotify counts a push notice for the account's phones.
+func (s *Server) onNotify(c *conn, b []byte) {
+	f, err := relay.DecodeNotify(b)
+	if err != nil {
+		c.sendJSON(relay.NewError(msgBadFrame))
+		return
+	}
+	s.coalescer(c.account).add(f.Body.Kind, f.Body.Count, s.now())
 }
 
 func (s *Server) coalescer(account string) *coalescer {
