@@ -425,21 +425,23 @@ symlink homelink -> home
 
 // Serving ~/.aws must not make ~/.aws/credentials a harmless "credentials".
 func TestSecretsSeenFromHome(t *testing.T) {
-	base := hostile.Build(t, "file home/.aws/credentials = [default]\\naws_secret_access_key=KEY-MARKER")
-	r, err := OpenRoot(filepath.Join(base, "home/.aws"), Options{Home: filepath.Join(base, "home")})
+	// ~/.kube/config holds cluster credentials; a file named "config" alone
+	// is not secret, so only the path relative to home can tell.
+	base := hostile.Build(t, "file home/.kube/config = users:\\n- user: {token: KEY-MARKER}")
+	r, err := OpenRoot(filepath.Join(base, "home/.kube"), Options{Home: filepath.Join(base, "home")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if _, err := r.ReadText(trust.View, "credentials", 0); !errors.Is(err, ErrSecret) {
-		t.Fatalf("~/.aws/credentials read from a checkout at ~/.aws: %v", err)
+	if _, err := r.ReadText(trust.View, "config", 0); !errors.Is(err, ErrSecret) {
+		t.Fatalf("~/.kube/config read from a checkout at ~/.kube: %v", err)
 	}
-	other, err := OpenRoot(filepath.Join(base, "home/.aws"), Options{Home: filepath.Join(base, "elsewhere")})
+	other, err := OpenRoot(filepath.Join(base, "home/.kube"), Options{Home: filepath.Join(base, "elsewhere")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	if _, err := other.ReadText(trust.View, "credentials", 0); err != nil {
+	if _, err := other.ReadText(trust.View, "config", 0); err != nil {
 		t.Fatalf("without the home rule the name alone is not secret, so the attack would work: %v", err)
 	}
 }

@@ -119,8 +119,8 @@ func (r *Repo) restore(ctx context.Context, t trust.Trust, d *decision, hasHead 
 		if !hasHead {
 			c = call{sub: subRm, opts: []string{"-q", "-f"}, paths: chunk}
 		}
-		if _, err := r.run(ctx, t, d, c); err != nil {
-			return err
+		if res, err := r.run(ctx, t, d, c); err != nil {
+			return gitFailure(res, err)
 		}
 	}
 	return nil
