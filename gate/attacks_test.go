@@ -499,12 +499,13 @@ func TestPullIsFastForwardOnly(t *testing.T) {
 // not refused.
 func TestEveryReadRefusal(t *testing.T) {
 	gittest.Home(t, "")
+	missing := filepath.Join(t.TempDir(), "missing") // a file the keys name, never made (not /tmp/x: anyone can make that)
 	for _, c := range [][2]string{
 		{"core.sshCommand", "ssh -i key"}, {"core.askPass", "/bin/askpass"}, {"credential.helper", "store"},
 		{"credential.https://example.com.username", "me"}, {"extensions.partialClone", "origin"},
-		{"remote.origin.promisor", "true"}, {"include.path", "/tmp/x"}, {"includeIf.gitdir:/x/.path", "/tmp/x"},
-		{"core.worktree", "/tmp"}, {"core.excludesFile", "/tmp/x"}, {"core.attributesFile", "/tmp/x"},
-		{"diff.orderFile", "/tmp/x"},
+		{"remote.origin.promisor", "true"}, {"include.path", missing}, {"includeIf.gitdir:/x/.path", missing},
+		{"core.worktree", "/tmp"}, {"core.excludesFile", missing}, {"core.attributesFile", missing},
+		{"diff.orderFile", missing},
 	} {
 		dir := gittest.Init(t, nil)
 		git(t, dir, "config", "--local", c[0], c[1])

@@ -403,7 +403,9 @@ func TestMemoryBoundEndlessAttributes(t *testing.T) {
 
 	if landlock() > 0 {
 		outcome, peak, took = closedStatus(t, dir, 0, false)
-		if outcome == "timeout" || peak >= 64<<20 || took > 5*time.Second {
+		// Landlock refuses the open of /dev/zero; what the child had mapped
+		// by then varies with the machine's load, far below plain git's GiBs.
+		if outcome == "timeout" || peak >= 256<<20 || took > 5*time.Second {
 			t.Fatalf("kernel wall alone: %s after %v, peak %d MiB", outcome, took, peak>>20)
 		}
 		t.Logf("kernel wall alone (1 GiB bound): %s in %v, git children's peak %d MiB", outcome, took, peak>>20)

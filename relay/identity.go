@@ -473,5 +473,3 @@ func (id *Identity) Call(ctx context.Context, hc *http.Client, method, path stri
 	return err
 }
 
-// Dir is the state folder.
-func (id *Identity) Dir() string { return id.dir }

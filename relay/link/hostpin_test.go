@@ -126,7 +126,7 @@ func TestDevicePinsTheHostKey(t *testing.T) {
 	hostile.fake = fake.PublicKey().Bytes()
 	fakeFP := trust.Fingerprint(hostile.fake)
 
-	phone := signInAt(t, w, hostile.url, "phone")
+	phone, phoneDir := signInAt(t, w, hostile.url, "phone")
 	if err := state.SetGrant(phone.Profile().DeviceID, trust.DeviceGrant{Grant: trust.View,
 		Fingerprint: trust.Fingerprint(publicKey(t, phone)), Name: "phone"}); err != nil {
 		t.Fatal(err)
@@ -149,7 +149,7 @@ func TestDevicePinsTheHostKey(t *testing.T) {
 	// its request to the impostor's key.
 	hostile.turned.Store(true)
 	unpinned := t.TempDir()
-	copyIdentity(t, phone, unpinned)
+	copyIdentity(t, phoneDir, unpinned)
 	naive := relay.OpenIdentity(unpinned)
 	devNaive := dialHost(t, naive, host, fakeFP) // "pinned" to the impostor: trusts what presence shows
 	_, _ = devNaive.Call(ctx, "host.hello", nil, time.Second)
@@ -197,23 +197,24 @@ func TestDevicePinsTheHostKey(t *testing.T) {
 }
 
 // signInAt signs a new device in to w's account through the address addr.
-func signInAt(t *testing.T, w *world, addr, name string) *relay.Identity {
+func signInAt(t *testing.T, w *world, addr, name string) (*relay.Identity, string) {
 	t.Helper()
 	code, err := w.store.CreateInvite(context.Background(), "alice")
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := relay.OpenIdentity(t.TempDir())
+	dir := t.TempDir()
+	id := relay.OpenIdentity(dir)
 	if _, err := id.SignIn(context.Background(), http.DefaultClient, addr, name, "cli", "invite", code); err != nil {
 		t.Fatal(err)
 	}
-	return id
+	return id, dir
 }
 
-func copyIdentity(t *testing.T, id *relay.Identity, dir string) {
+func copyIdentity(t *testing.T, from, dir string) {
 	t.Helper()
 	for _, name := range []string{"relay.json", "relay-secrets.json"} {
-		data, err := os.ReadFile(id.Dir() + "/" + name)
+		data, err := os.ReadFile(from + "/" + name)
 		if err != nil {
 			t.Fatal(err)
 		}
