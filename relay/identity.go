@@ -472,4 +472,3 @@ func (id *Identity) Call(ctx context.Context, hc *http.Client, method, path stri
 	}
 	return err
 }
-
