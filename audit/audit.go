@@ -300,24 +300,7 @@ func firstSection(data []byte, section string) int {
 // configLineMasked finds a key whose shown form is masked: it compares the
 // masked form of each key in the file.
 func configLineMasked(text []byte, masked string) int {
-	if line := configLine(text, masked); line > 0 {
-		return line
-	}
-	section := ""
-	n := 0
-	for line := range bytes.Lines(text) {
-		n++
-		s := strings.TrimSpace(string(line))
-		if strings.HasPrefix(s, "[") {
-			section = sectionOf(s)
-			continue
-		}
-		name, _, _ := strings.Cut(s, "=")
-		if section != "" && maskKey(section+"."+strings.ToLower(strings.TrimSpace(name))) == masked {
-			return n
-		}
-	}
-	return 0
+	return configLineWhere(text, func(k string) bool { return k == masked || maskKey(k) == masked })
 }
 
 // secrets checks the tracked names; headOnly says how a name that only

@@ -153,6 +153,11 @@ const maxConfigRead = 1 << 20
 // comes from git's own listing. It reads the common forms: [section],
 // [section "sub"] and [section.sub] headers, and "name = value" lines.
 func configLine(data []byte, key string) int {
+	return configLineWhere(data, func(k string) bool { return k == key })
+}
+
+// configLineWhere is configLine for the first key that match accepts.
+func configLineWhere(data []byte, match func(key string) bool) int {
 	section := ""
 	n := 0
 	for line := range bytes.Lines(data) {
@@ -170,7 +175,7 @@ func configLine(data []byte, key string) int {
 			continue
 		}
 		name, _, _ := strings.Cut(s, "=")
-		if section+"."+strings.ToLower(strings.TrimSpace(name)) == key {
+		if match(section + "." + strings.ToLower(strings.TrimSpace(name))) {
 			return n
 		}
 	}

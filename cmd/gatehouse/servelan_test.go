@@ -6,33 +6,16 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gatehouse/gatehouse/fsguard"
 	"github.com/gatehouse/gatehouse/gate"
+	"github.com/gatehouse/gatehouse/internal/logbuf"
 	"github.com/gatehouse/gatehouse/rpc"
 	"github.com/gatehouse/gatehouse/rpc/lan"
 	"github.com/gatehouse/gatehouse/trust"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // The terminal asks the person about a pair request and the answer sets
 // the grant; q hides the code; a pairing shows the next link.
@@ -45,7 +28,7 @@ func TestTerminalAllowsAPairRequest(t *testing.T) {
 	}
 	go srv.Serve()
 	defer srv.Close(context.Background())
-	out := &lockedBuffer{}
+	out := &logbuf.Buffer{}
 	in, answer := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -21,6 +21,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/gatehouse/gatehouse/internal/logbuf"
 	"github.com/gatehouse/gatehouse/relay"
 )
 
@@ -34,32 +35,15 @@ type testRelay struct {
 	addr   string
 	secret []byte
 	store  *Store
-	logs   *syncBuffer
+	logs   *logbuf.Buffer
 	offset atomic.Int64 // the relay's clock runs this far ahead
 	opts   Options
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func startRelay(t *testing.T, tweak func(*Options)) *testRelay {
 	t.Helper()
 	dir := t.TempDir()
-	r := &testRelay{t: t, dbPath: filepath.Join(dir, "relay.db"), logs: &syncBuffer{}}
+	r := &testRelay{t: t, dbPath: filepath.Join(dir, "relay.db"), logs: &logbuf.Buffer{}}
 	var err error
 	if r.secret, err = LoadSecret(filepath.Join(dir, "secret")); err != nil {
 		t.Fatal(err)
