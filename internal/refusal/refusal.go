@@ -37,9 +37,27 @@ const (
 	// Busy: something else holds what this request needs; try again soon.
 	Busy
 	// Retry: nothing happened and trying again may work (a file swapped
-	// while it was being opened).
+	// while it was being opened, a request that waited too long).
 	Retry
+	// Access: the device's grant is too low for this.
+	Access
+	// Switch: this needs Full access for remote devices, which is off.
+	Switch
+	// UnknownMethod: the request names no method served here.
+	UnknownMethod
+
+	lastKind = UnknownMethod
 )
+
+// Kinds lists every Kind, so a table that maps them (the request
+// protocol's codes) can be checked for gaps.
+func Kinds() []Kind {
+	out := make([]Kind, 0, lastKind+1)
+	for k := Internal; k <= lastKind; k++ {
+		out = append(out, k)
+	}
+	return out
+}
 
 func (k Kind) String() string {
 	switch k {
@@ -55,6 +73,12 @@ func (k Kind) String() string {
 		return "busy"
 	case Retry:
 		return "retry"
+	case Access:
+		return "access"
+	case Switch:
+		return "switch"
+	case UnknownMethod:
+		return "unknown-method"
 	}
 	return "internal"
 }
