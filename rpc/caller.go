@@ -6,6 +6,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/gatehouse/gatehouse/internal/refusal"
 )
 
 // Caller is the device side of the protocol, for any transport: it seals
@@ -17,26 +19,33 @@ import (
 var (
 	// ErrNoAnswer: no reply within the call's time, or the connection
 	// dropped after the request left. It may have run.
-	ErrNoAnswer = newError(CodeInternal, "That computer did not answer in time.")
+	ErrNoAnswer = refusal.New(refusal.Internal, "no answer", "That computer did not answer in time.")
 	// ErrStaleReply: the reply failed the replay check.
-	ErrStaleReply = newError(CodeInternal, "That computer's reply was stale or repeated. Try again.")
+	ErrStaleReply = refusal.New(refusal.Internal, "stale reply", "That computer's reply was stale or repeated. Try again.")
 	// ErrUnconfirmed: a once-method whose reply was lost twice (or could
 	// not be retried safely).
-	ErrUnconfirmed = newError(CodeInternal, "The computer did not confirm this, so it may have gone through. Check before trying again.")
+	ErrUnconfirmed = refusal.New(refusal.Internal, "unconfirmed", "The computer did not confirm this, so it may have gone through. Check before trying again.")
 	// ErrOffline: the transport could not deliver the request; it did not run.
-	ErrOffline = newError(CodeNotRun, "That computer is not connected.")
+	ErrOffline = refusal.New(refusal.Retry, "offline", "That computer is not connected.")
 	// ErrNotSent: the request could not be sent; it did not run.
-	ErrNotSent = newError(CodeNotRun, "The request could not be sent. Try again.")
+	ErrNotSent = refusal.New(refusal.Retry, "not sent", "The request could not be sent. Try again.")
 )
 
-// RemoteError is a refusal the host answered with: its code and sentence.
+// RemoteError is a refusal the host answered with. Code is the host's code
+// as sent (a newer host may send one this device does not know); the
+// sentence and kind are the refusal it unwraps to, read with
+// refusal.Sentence and refusal.KindOf like any other.
 type RemoteError struct {
-	Code     Code
-	sentence string
+	Code Code
+	said *refusal.Error
 }
 
-func (e *RemoteError) Error() string    { return string(e.Code) + ": " + e.sentence }
-func (e *RemoteError) Sentence() string { return e.sentence }
+func remoteError(code Code, sentence string) *RemoteError {
+	return &RemoteError{Code: code, said: refusal.New(kindOf(code), "refused by the computer", sentence)}
+}
+
+func (e *RemoteError) Error() string { return string(e.Code) + ": " + e.said.Sentence() }
+func (e *RemoteError) Unwrap() error { return e.said }
 
 // CallerOptions wire a caller to a transport.
 type CallerOptions struct {
@@ -114,7 +123,7 @@ func (c *Caller) Call(ctx context.Context, method string, params any) (json.RawM
 			return nil, r.err
 		}
 		if !r.res.OK {
-			return nil, &RemoteError{Code: r.res.Code, sentence: r.res.Error}
+			return nil, remoteError(r.res.Code, r.res.Error)
 		}
 		return r.res.Result, nil
 	case <-ctx.Done():

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/trust"
 )
 
@@ -103,7 +104,7 @@ func TestCallerRefusesStaleReplies(t *testing.T) {
 	p.caller.Deliver(Seal(p.key, stale, LANAAD(phone.ID, "out")))
 	select {
 	case err := <-done:
-		if !errors.Is(err, ErrStaleReply) || err.(*Error).Sentence() != "That computer's reply was stale or repeated. Try again." {
+		if !errors.Is(err, ErrStaleReply) || refusal.Sentence(err) != "That computer's reply was stale or repeated. Try again." {
 			t.Fatalf("a stale reply: %v", err)
 		}
 	case <-time.After(5 * time.Second):
@@ -130,7 +131,7 @@ func TestCallOnceRetriesUnderTheSameSendID(t *testing.T) {
 	// Lost twice: unconfirmed, not a third try.
 	p.setDrop(func(n int) bool { return true })
 	_, err = p.caller.CallOnce(context.Background(), "test.count", map[string]any{}, 200*time.Millisecond)
-	if !errors.Is(err, ErrUnconfirmed) || err.(*Error).Sentence() != "The computer did not confirm this, so it may have gone through. Check before trying again." {
+	if !errors.Is(err, ErrUnconfirmed) || refusal.Sentence(err) != "The computer did not confirm this, so it may have gone through. Check before trying again." {
 		t.Fatalf("lost twice: %v", err)
 	}
 }

@@ -267,7 +267,7 @@ func TestBatchRefusalsAreLogged(t *testing.T) {
 	if res := th.Handle(context.Background(), phone, r); !res.OK {
 		t.Fatalf("%+v", res)
 	}
-	if !strings.Contains(log.String(), "id="+r.ID+"#1") || !strings.Contains(log.String(), "Only quick read-only methods") {
+	if !strings.Contains(log.String(), "id="+r.ID+"#1") || !strings.Contains(log.String(), `cause="`+ErrNotInBatch.Error()+`"`) {
 		t.Fatalf("log:\n%s", log.String())
 	}
 }

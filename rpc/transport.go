@@ -1,13 +1,17 @@
 package rpc
 
-import "context"
+import (
+	"context"
+
+	"github.com/gatehouse/gatehouse/internal/refusal"
+)
 
 // What a transport outside this package (relay/link) may ask of a host
 // beyond HandleSealed, kept to the few things that transport needs.
 
 // ErrNotPresent refuses a request whose device left the account's presence
 // (removed, or back with another key) while the request waited to start.
-var ErrNotPresent = newError(CodeAccess, "This device is no longer on this computer's relay account, so the request did not run.")
+var ErrNotPresent = refusal.New(refusal.Access, "device not present", "This device is no longer on this computer's relay account, so the request did not run.")
 
 // WithPresence returns dev marked as found in a transport's presence:
 // present is asked with the grant, when the request arrives and again when

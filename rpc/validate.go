@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/gatehouse/gatehouse/internal/refusal"
 )
 
 // Shared validators: a handler never writes its own.
@@ -79,9 +81,8 @@ func ParamError(field, want string) error {
 }
 
 // paramsRefusal is ErrBadParams with what is wrong said after it.
-func paramsRefusal(detail string) *Error {
-	return &Error{Code: CodeBadParams, base: ErrBadParams,
-		sentence: strings.TrimSuffix(ErrBadParams.sentence, ".") + ": " + detail + "."}
+func paramsRefusal(detail string) error {
+	return refusal.Errorf(ErrBadParams, "%s: %s.", strings.TrimSuffix(ErrBadParams.Sentence(), "."), detail)
 }
 
 // decodeParams reads a request's params strictly: unknown fields and

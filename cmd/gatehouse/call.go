@@ -192,7 +192,7 @@ func printCall(e *env, out []byte, err error) int {
 	if err != nil {
 		var re *rpc.RemoteError
 		if errors.As(err, &re) {
-			fmt.Fprintf(e.stderr, "%s: %s\n", display.Text(string(re.Code)), display.Text(re.Sentence()))
+			fmt.Fprintf(e.stderr, "%s: %s\n", display.Text(string(re.Code)), display.Text(refusal.Sentence(re)))
 		} else {
 			fmt.Fprintf(e.stderr, "%s\n", display.Text(personal(err)))
 		}
