@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gatehouse/gatehouse/internal/atomicfile"
+	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/trust"
 )
 
@@ -39,16 +40,26 @@ type HostKeyError struct {
 	Given  bool   // Pinned came from --host-fingerprint, not an earlier call
 }
 
-func (e *HostKeyError) Error() string { return "relay: host key changed: " + e.Sentence() }
+// ErrHostKeyChanged is what a HostKeyError matches with errors.Is: a host
+// that shows a key other than the one pinned is refused before anything
+// is sealed to it.
+var ErrHostKeyChanged = refusal.New(refusal.Refused, "host key changed",
+	"The computer shows a key other than the one this device pinned for it: nothing was sent.")
 
-// Sentence says what happened and how to go on once the person checked
-// the new key at the computer.
-func (e *HostKeyError) Sentence() string {
+func (e *HostKeyError) Error() string { return "relay: " + e.refusal().Error() }
+
+// Unwrap gives the refusal, so refusal.Sentence finds what the person is
+// told and errors.Is matches ErrHostKeyChanged.
+func (e *HostKeyError) Unwrap() error { return e.refusal() }
+
+// refusal says what happened and how to go on once the person checked the
+// new key at the computer.
+func (e *HostKeyError) refusal() *refusal.Detailed {
 	if e.Given {
-		return fmt.Sprintf("The computer %s shows key fingerprint %s, not %s as given: nothing was sent. "+
+		return refusal.Errorf(ErrHostKeyChanged, "The computer %s shows key fingerprint %s, not %s as given: nothing was sent. "+
 			"Check the fingerprint at that computer ('gatehouse doctor' prints it there).", e.Host, e.Shown, e.Pinned)
 	}
-	return fmt.Sprintf("The computer %s shows key fingerprint %s, but this device pinned %s for it: nothing was sent. "+
+	return refusal.Errorf(ErrHostKeyChanged, "The computer %s shows key fingerprint %s, but this device pinned %s for it: nothing was sent. "+
 		"Someone may be answering in its place. If its key did change, check %s at that computer "+
 		"('gatehouse doctor' prints it there) and call again with --host-fingerprint %s.",
 		e.Host, e.Shown, e.Pinned, e.Shown, e.Shown)

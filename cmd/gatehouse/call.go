@@ -280,10 +280,6 @@ func saveJSON(path string, v any) error {
 
 // personal is an error as a person reads it: a sentence when there is one.
 func personal(err error) string {
-	var se interface{ Sentence() string }
-	if errors.As(err, &se) {
-		return se.Sentence()
-	}
 	if s := refusal.Sentence(err); s != refusal.InternalSentence {
 		return s
 	}

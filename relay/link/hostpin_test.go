@@ -20,6 +20,7 @@ import (
 	"github.com/gatehouse/gatehouse/fsguard"
 	"github.com/gatehouse/gatehouse/gate"
 	"github.com/gatehouse/gatehouse/internal/gittest"
+	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/relay"
 	"github.com/gatehouse/gatehouse/rpc"
 	"github.com/gatehouse/gatehouse/rpc/methods"
@@ -162,10 +163,10 @@ func TestDevicePinsTheHostKey(t *testing.T) {
 	// With the pin: refused before anything is sealed.
 	_, err = Dial(context.Background(), phone, host, nil)
 	var hk *relay.HostKeyError
-	if !errors.As(err, &hk) || hk.Pinned != hostFP || hk.Shown != fakeFP {
+	if !errors.As(err, &hk) || hk.Pinned != hostFP || hk.Shown != fakeFP || !errors.Is(err, relay.ErrHostKeyChanged) {
 		t.Fatalf("an impostor's key: %v", err)
 	}
-	s := hk.Sentence()
+	s := refusal.Sentence(err)
 	for _, want := range []string{hostFP, fakeFP, "--host-fingerprint " + fakeFP, "nothing was sent"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the sentence %q lacks %q", s, want)
