@@ -110,7 +110,7 @@ func SARIF(r *Report, version string) ([]byte, error) {
 	}
 	results := []result{}
 	for _, f := range r.Findings {
-		res := result{RuleID: f.Rule, RuleIndex: ruleIndex[f.Rule], Level: f.Level, Message: text{f.Sentence()},
+		res := result{RuleID: f.Rule, RuleIndex: ruleIndex[f.Rule], Level: f.Level, Message: text{f.Summary()},
 			PartialFingerprints: map[string]string{"gatehouse/v1": f.Fingerprint}}
 		if f.Path != "" {
 			loc := location{physical{ArtifactLocation: map[string]string{"uri": uriOf(f.Path)}}}
@@ -135,11 +135,12 @@ func SARIF(r *Report, version string) ([]byte, error) {
 	return json.MarshalIndent(log, "", "  ")
 }
 
-// Sentence is the finding as a whole sentence that says what it is about,
-// for a dashboard that shows the message apart from the location:
+// Summary is the finding as a whole sentence that says what it is about,
+// for a dashboard that shows the message apart from the location (the
+// audit's report, read on the computer; not a refusal a device is sent):
 // "`certs/server.key` is tracked and matches …". A message that starts
 // with a verb follows the path; any other follows it after a colon.
-func (f Finding) Sentence() string {
+func (f Finding) Summary() string {
 	if f.Path == "" {
 		return f.Message
 	}
