@@ -10,6 +10,11 @@
 // sentinel *Error values, so callers branch with errors.Is and the transport
 // finds the sentence with Sentence. A refusal that names a file is built with
 // Errorf at the point where the file is known.
+//
+// This is the one vocabulary: no other package defines a type with a
+// sentence of its own (internal/invariants checks it). The request
+// protocol derives each wire code from a Kind; a refusal received from a
+// host is read back as one here.
 package refusal
 
 import (
