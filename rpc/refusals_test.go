@@ -9,33 +9,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/gatehouse/gatehouse/fsguard"
 	"github.com/gatehouse/gatehouse/gate"
 	"github.com/gatehouse/gatehouse/internal/gittest"
+	"github.com/gatehouse/gatehouse/internal/logbuf"
 	"github.com/gatehouse/gatehouse/trust"
 )
-
-// syncBuffer is a log sink the host's goroutines may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func slogText(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -78,7 +60,7 @@ func TestRefusalCauseIsLoggedWithTheRequestID(t *testing.T) {
 	}
 	grants := &grantTable{g: map[string]trust.Grant{}}
 	grants.set(phone.ID, trust.Full)
-	var log syncBuffer
+	var log logbuf.Buffer
 	h := NewHost(HostOptions{Registry: reg, Targets: targets, Grants: grants,
 		Logger: slogText(&log)})
 	t.Cleanup(h.Close)
@@ -261,7 +243,7 @@ func TestOneAdmissionStep(t *testing.T) {
 func TestBatchRefusalsAreLogged(t *testing.T) {
 	th := newTestHost(t)
 	th.grants.set(phone.ID, trust.View)
-	var log syncBuffer
+	var log logbuf.Buffer
 	th.o.Logger = slogText(&log)
 	r := req("batch", `{"calls":[{"method":"host.hello"},{"method":"test.edit"}]}`)
 	if res := th.Handle(context.Background(), phone, r); !res.OK {
