@@ -3,6 +3,8 @@ package gate
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -28,6 +30,10 @@ type Diff struct {
 	// grant, hard-linked files for every device, and sections whose names
 	// could not be read.
 	HiddenSecrets int `json:"hiddenSecrets,omitempty"`
+	// Hash is the SHA-256 (hex) of Diff, for a whole diff of one named
+	// path: a device sends it back with git.stageHunks so the host knows
+	// the hunks it names are the ones it saw.
+	Hash string `json:"hash,omitempty"`
 }
 
 // DiffOptions choose what Diff shows.
@@ -69,8 +75,28 @@ func (r *Repo) Diff(ctx context.Context, t trust.Trust, g trust.Grant, o DiffOpt
 	if err != nil {
 		return nil, err
 	}
+	out, _, err := r.diff(ctx, t, d, v, path, o.Staged)
+	if err != nil {
+		return nil, err
+	}
+	if path != "" && !out.Truncated {
+		out.Hash = diffHash(out.Diff)
+	}
+	return out, nil
+}
+
+// diffHash names one diff text; git.stageHunks compares it.
+func diffHash(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
+}
+
+// diff runs the diff Diff shows, under decision d. It also returns how long
+// the part git wrote is (the previews of untracked files follow it), so
+// StageHunks cuts hunks only from git's own output.
+func (r *Repo) diff(ctx context.Context, t trust.Trust, d *decision, v viewer, path string, staged bool) (*Diff, int, error) {
 	opts := []string{"--find-renames"} // the rest is subDiff's flags
-	if o.Staged {
+	if staged {
 		opts = append(opts, "--cached")
 	}
 	c := call{sub: subDiff, opts: opts}
@@ -85,7 +111,7 @@ func (r *Repo) Diff(ctx context.Context, t trust.Trust, g trust.Grant, o DiffOpt
 		listErr       error
 		previewsReady sync.WaitGroup
 	)
-	if !o.Staged {
+	if !staged {
 		previewsReady.Go(func() {
 			var files []string
 			if files, listErr = r.untracked(ctx, t, d, path); listErr == nil {
@@ -96,17 +122,18 @@ func (r *Repo) Diff(ctx context.Context, t trust.Trust, g trust.Grant, o DiffOpt
 	res, err := r.run(ctx, t, d, c)
 	previewsReady.Wait()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if listErr != nil {
-		return nil, listErr
+		return nil, 0, listErr
 	}
 	out := &Diff{Truncated: res.truncated}
 	var buf bytes.Buffer
 	out.HiddenSecrets = r.filterPatch(&buf, res.stdout, v, true) + previewHidden
+	gitLen := buf.Len()
 	buf.Write(previews.Bytes())
 	out.Diff, out.Truncated = cut(buf.Bytes(), out.Truncated)
-	return out, nil
+	return out, gitLen, nil
 }
 
 // untracked lists untracked files (honouring .gitignore), for previews.

@@ -88,6 +88,14 @@ var (
 	subSwitch      = sub{name: "switch", endOfOptions: true, timeout: 120 * time.Second, maxOut: 1 << 20}
 	subBranch      = sub{name: "branch", endOfOptions: true, timeout: 30 * time.Second, maxOut: 1 << 20}
 	subWorktree    = sub{name: "worktree", timeout: 120 * time.Second, maxOut: 1 << 20}
+
+	// subApply changes only the index (--cached: never the work tree, so
+	// no filter or attribute conversion runs), reads the patch gatehouse
+	// built from its own diff on stdin, names with the a/ b/ prefixes
+	// diffFlags pin (-p1), and takes each line as written whatever
+	// apply.whitespace says (=fix would change what the device saw). It
+	// reads no program-naming config, so it has no closed flags.
+	subApply = sub{name: "apply", timeout: 60 * time.Second, maxOut: 1 << 20, flags: []string{"--cached", "-p1", "--whitespace=nowarn"}}
 )
 
 // call is one git invocation.
