@@ -17,8 +17,10 @@ import (
 )
 
 const (
-	// MaxGrepMatches bounds the lines one grep returns.
-	MaxGrepMatches = 500
+	// MaxGrepMatches bounds the lines one grep gathers; a device pages
+	// through them in sorted order, so all are gathered before any page is
+	// cut.
+	MaxGrepMatches = 10_000
 	// maxGrepFile: larger files are skipped (counted in Skipped).
 	maxGrepFile = 8 << 20
 	// maxGrepBytes bounds the bytes one grep reads in all.
@@ -48,6 +50,9 @@ type GrepResult struct {
 	Truncated bool    `json:"truncated,omitempty"`
 	// Skipped counts files over 8 MiB, which are not searched.
 	Skipped int `json:"skipped,omitempty"`
+	// Next is the offset of the next page, 0 at the end (set by the caller
+	// that cuts the pages).
+	Next int `json:"next,omitempty"`
 }
 
 // Grep searches the text of every regular file under the root, on several

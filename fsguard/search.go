@@ -14,8 +14,10 @@ import (
 const (
 	// MaxQuery bounds a search or grep query, in bytes.
 	MaxQuery = 1000
-	// MaxSearchResults bounds the paths one name search returns.
-	MaxSearchResults = 500
+	// MaxSearchResults bounds the paths one name search gathers; a device
+	// pages through them in sorted order, so all are gathered before any
+	// page is cut.
+	MaxSearchResults = 10_000
 	// maxWalkEntries bounds the entries one search or grep looks at.
 	maxWalkEntries = 2_000_000
 )
@@ -24,6 +26,9 @@ const (
 type SearchResult struct {
 	Paths     []string `json:"paths"`
 	Truncated bool     `json:"truncated,omitempty"`
+	// Next is the offset of the next page, 0 at the end (set by the caller
+	// that cuts the pages).
+	Next int `json:"next,omitempty"`
 }
 
 // Search finds files and folders whose name contains query (at least two

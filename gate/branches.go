@@ -10,8 +10,9 @@ import (
 	"github.com/gatehouse/gatehouse/trust"
 )
 
-// maxRefs bounds the branches one listing returns.
-const maxRefs = 10_000
+// maxRefs bounds the branches one listing gathers (a device pages through
+// them); for-each-ref's output bound (16 MiB) may stop it earlier.
+const maxRefs = 500_000
 
 // Branches lists local and remote-tracking branches.
 type Branches struct {
@@ -19,6 +20,9 @@ type Branches struct {
 	Local     []string `json:"local"`
 	Remote    []string `json:"remote"`
 	Truncated bool     `json:"truncated,omitempty"`
+	// Next is the offset of the next page, counted over Local then Remote
+	// in git's order, 0 at the end.
+	Next int `json:"next,omitempty"`
 }
 
 // Branches reads the branch list (for-each-ref with full ref names, no

@@ -23,6 +23,9 @@ type Status struct {
 	Files    []FileStatus `json:"files"`
 	// Truncated: more files changed than one status reports.
 	Truncated bool `json:"truncated,omitempty"`
+	// Next is the offset of the next page of Files, 0 at the end (set by
+	// the caller that cuts the pages; Files keep git's order).
+	Next int `json:"next,omitempty"`
 }
 
 // FileStatus is one changed path. Index and Worktree are git's status
@@ -141,6 +144,8 @@ type Changes struct {
 	Behind    int      `json:"behind"`
 	Files     []Change `json:"files"`
 	Truncated bool     `json:"truncated,omitempty"`
+	// Next is the offset of the next page of Files, 0 at the end.
+	Next int `json:"next,omitempty"`
 }
 
 // Change is one side of a changed file: Status is git's two-letter code

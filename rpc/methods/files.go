@@ -58,11 +58,15 @@ func registerFiles(r *rpc.Registry) error {
 				return t.Root.ReadImage(c.Grant, p.Path, p.Variant, p.Offset)
 			}),
 		rpc.Register(r, rpc.Method{Name: "files.search", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 20 * time.Second,
-			Params: "{target, query} -> {paths, truncated} (names, at least 2 characters)"},
+			Params: "{target, query, offset?} -> {paths, next?, truncated} (names, at least 2 characters; sorted, paged)"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
 				Query  string `json:"query"`
+				Offset int    `json:"offset,omitempty"`
 			}) (any, error) {
+				if err := checkOffset(p.Offset); err != nil {
+					return nil, err
+				}
 				t, err := c.Target(p.Target)
 				if err != nil {
 					return nil, err
@@ -71,16 +75,21 @@ func registerFiles(r *rpc.Registry) error {
 				if err != nil {
 					return nil, err
 				}
-				n, cut := rpc.Fit(len(res.Paths), func(k int) int { s := res; s.Paths = res.Paths[:k]; return rpc.JSONSize(s) })
-				res.Paths, res.Truncated = res.Paths[:n], res.Truncated || cut
+				all := res.Paths
+				res.Paths, res.Next = nil, maxPageOffset
+				res.Paths, res.Next = pageOf(all, p.Offset, emptySize(res), searchPage)
 				return res, nil
 			}),
 		rpc.Register(r, rpc.Method{Name: "files.grep", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 20 * time.Second,
-			Params: "{target, query, matchCase?, wholeWord?, regex?} -> {matches: [{path, line, text}], truncated}"},
+			Params: "{target, query, matchCase?, wholeWord?, regex?, offset?} -> {matches: [{path, line, text}], next?, truncated} (sorted by path and line, paged)"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
+				Offset int    `json:"offset,omitempty"`
 				fsguard.GrepQuery
 			}) (any, error) {
+				if err := checkOffset(p.Offset); err != nil {
+					return nil, err
+				}
 				t, err := c.Target(p.Target)
 				if err != nil {
 					return nil, err
@@ -89,8 +98,9 @@ func registerFiles(r *rpc.Registry) error {
 				if err != nil {
 					return nil, err
 				}
-				n, cut := rpc.Fit(len(res.Matches), func(k int) int { s := res; s.Matches = res.Matches[:k]; return rpc.JSONSize(s) })
-				res.Matches, res.Truncated = res.Matches[:n], res.Truncated || cut
+				all := res.Matches
+				res.Matches, res.Next = nil, maxPageOffset
+				res.Matches, res.Next = pageOf(all, p.Offset, emptySize(res), searchPage)
 				return res, nil
 			}),
 		rpc.Register(r, rpc.Method{Name: "files.write", Scope: trust.Full, Lane: rpc.LaneOrdered, Switch: "edit files", Wait: 20 * time.Second,

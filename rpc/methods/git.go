@@ -14,6 +14,12 @@ type targetParams struct {
 	Target string `json:"target"`
 }
 
+// pageParams are a paged list's: the target and where the page starts.
+type pageParams struct {
+	Target string `json:"target"`
+	Offset int    `json:"offset,omitempty"`
+}
+
 type onceParams struct {
 	Target string `json:"target"`
 	SendID string `json:"sendId,omitempty"`
@@ -22,8 +28,11 @@ type onceParams struct {
 func registerGit(r *rpc.Registry) error {
 	return errors.Join(
 		rpc.Register(r, rpc.Method{Name: "git.status", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
-			Params: "{target} -> {branch, upstream, ahead, behind, files: [{path, origPath?, index, worktree}], truncated?}"},
-			func(ctx context.Context, c *rpc.Call, p targetParams) (any, error) {
+			Params: "{target, offset?} -> {branch, upstream, ahead, behind, files: [{path, origPath?, index, worktree}], next?, truncated?} (files in git's order, paged)"},
+			func(ctx context.Context, c *rpc.Call, p pageParams) (any, error) {
+				if err := checkOffset(p.Offset); err != nil {
+					return nil, err
+				}
 				_, repo, err := repoOf(c, p.Target)
 				if err != nil {
 					return nil, err
@@ -32,13 +41,17 @@ func registerGit(r *rpc.Registry) error {
 				if err != nil {
 					return nil, err
 				}
-				n, cut := rpc.Fit(len(st.Files), func(k int) int { s := *st; s.Files = st.Files[:k]; return rpc.JSONSize(s) })
-				st.Files, st.Truncated = st.Files[:n], st.Truncated || cut
+				all := st.Files
+				st.Files, st.Next = nil, maxPageOffset
+				st.Files, st.Next = pageOf(all, p.Offset, emptySize(*st), maxPageOffset)
 				return st, nil
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.changes", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
-			Params: "{target} -> {branch, ahead, behind, files: [{path, status, staged}], truncated?}"},
-			func(ctx context.Context, c *rpc.Call, p targetParams) (any, error) {
+			Params: "{target, offset?} -> {branch, ahead, behind, files: [{path, status, staged}], next?, truncated?} (files in git's order, paged)"},
+			func(ctx context.Context, c *rpc.Call, p pageParams) (any, error) {
+				if err := checkOffset(p.Offset); err != nil {
+					return nil, err
+				}
 				_, repo, err := repoOf(c, p.Target)
 				if err != nil {
 					return nil, err
@@ -47,13 +60,17 @@ func registerGit(r *rpc.Registry) error {
 				if err != nil {
 					return nil, err
 				}
-				n, cut := rpc.Fit(len(ch.Files), func(k int) int { s := *ch; s.Files = ch.Files[:k]; return rpc.JSONSize(s) })
-				ch.Files, ch.Truncated = ch.Files[:n], ch.Truncated || cut
+				all := ch.Files
+				ch.Files, ch.Next = nil, maxPageOffset
+				ch.Files, ch.Next = pageOf(all, p.Offset, emptySize(*ch), maxPageOffset)
 				return ch, nil
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.branches", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
-			Params: "{target} -> {current, local, remote, truncated?}"},
-			func(ctx context.Context, c *rpc.Call, p targetParams) (any, error) {
+			Params: "{target, offset?} -> {current, local, remote, next?, truncated?} (local then remote in git's order, paged; offset counts both)"},
+			func(ctx context.Context, c *rpc.Call, p pageParams) (any, error) {
+				if err := checkOffset(p.Offset); err != nil {
+					return nil, err
+				}
 				_, repo, err := repoOf(c, p.Target)
 				if err != nil {
 					return nil, err
@@ -62,9 +79,7 @@ func registerGit(r *rpc.Registry) error {
 				if err != nil {
 					return nil, err
 				}
-				n, cut := rpc.Fit(len(b.Remote), func(k int) int { s := *b; s.Remote = b.Remote[:k]; return rpc.JSONSize(s) })
-				b.Remote, b.Truncated = b.Remote[:n], b.Truncated || cut
-				return b, nil
+				return pageBranches(b, p.Offset), nil
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.log", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
 			Params: "{target, limit?, before?} -> {commits: [{oid, subject, author, date}], next}"},
