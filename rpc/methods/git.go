@@ -95,7 +95,7 @@ func registerGit(r *rpc.Registry) error {
 				return repo.Log(ctx, c.Trust, p.Limit, p.Before)
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.diff", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 20 * time.Second,
-			Params: "{target, path?, staged?} -> {diff, truncated, hiddenSecrets?}"},
+			Params: "{target, path?, staged?} -> {diff, truncated, hiddenSecrets?, hash?} (hash: of a one-path diff, for git.stageHunks)"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
 				Path   string `json:"path,omitempty"`
@@ -136,6 +136,21 @@ func registerGit(r *rpc.Registry) error {
 					return nil, err
 				}
 				return repo.Stage(ctx, c.Trust, c.Grant, gate.StageOptions{Paths: p.Paths, All: p.All, Unstage: p.Unstage})
+			}),
+		rpc.Register(r, rpc.Method{Name: "git.stageHunks", Scope: trust.Control, Lane: rpc.LaneOrdered, Wait: 20 * time.Second,
+			Params: "{target, path, hunks: [index], diffHash, staged?} -> {count} (hunks: 0-based positions in git.diff {path, staged?}, 1 to 1000; diffHash: its hash)"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Target   string `json:"target"`
+				Path     string `json:"path"`
+				Hunks    []int  `json:"hunks"`
+				DiffHash string `json:"diffHash"`
+				Staged   bool   `json:"staged,omitempty"`
+			}) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return repo.StageHunks(ctx, c.Trust, c.Grant, gate.HunksOptions{Path: p.Path, Hunks: p.Hunks, Hash: p.DiffHash, Staged: p.Staged})
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.discard", Scope: trust.Control, Lane: rpc.LaneOrdered, Wait: 20 * time.Second,
 			Params: "{target, paths, skipFolders?} -> {count, skipped?} (1 to 500 files)"},
