@@ -17,13 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse/gatehouse/fsguard"
-	"github.com/gatehouse/gatehouse/gate"
 	"github.com/gatehouse/gatehouse/internal/gittest"
 	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/relay"
-	"github.com/gatehouse/gatehouse/rpc"
-	"github.com/gatehouse/gatehouse/rpc/methods"
 	"github.com/gatehouse/gatehouse/trust"
 	"github.com/gorilla/websocket"
 )
@@ -95,29 +91,8 @@ func TestDevicePinsTheHostKey(t *testing.T) {
 	gittest.Home(t, "")
 	w := startRelay(t)
 	repo := gittest.Init(t, map[string]string{"a.txt": "a\n"})
-	hostID := w.signIn(t, t.TempDir(), "laptop")
-	state, err := trust.OpenStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := rpc.NewRegistry()
-	if err := methods.Register(reg); err != nil {
-		t.Fatal(err)
-	}
-	targets := rpc.NewTargets(fsguard.Options{Home: "/nonexistent"}, gate.Options{})
-	defer targets.Close()
-	if _, err := targets.Add(repo, trust.Served, ""); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() {
-		served <- Serve(ctx, hostID, hostOf(t, rpc.HostOptions{Registry: reg, Targets: targets, Grants: state, FullAccess: state.FullAccess}), nil)
-	}()
-	defer func() {
-		cancel()
-		<-served
-	}()
+	hostID, state, _ := serveRepo(t, w, repo)
+	ctx := context.Background()
 	host := hostID.Profile().DeviceID
 	hostFP := trust.Fingerprint(publicKey(t, hostID))
 
@@ -161,7 +136,7 @@ func TestDevicePinsTheHostKey(t *testing.T) {
 	hostile.bodies.Store(0)
 
 	// With the pin: refused before anything is sealed.
-	_, err = Dial(context.Background(), phone, host, nil)
+	_, err := Dial(context.Background(), phone, host, nil)
 	var hk *relay.HostKeyError
 	if !errors.As(err, &hk) || hk.Pinned != hostFP || hk.Shown != fakeFP || !errors.Is(err, relay.ErrHostKeyChanged) {
 		t.Fatalf("an impostor's key: %v", err)

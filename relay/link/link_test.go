@@ -78,30 +78,9 @@ func TestServeAndCallThroughTheRelay(t *testing.T) {
 	repo := gittest.Init(t, map[string]string{"a.txt": "a\n"})
 	gittest.Write(t, repo, map[string]string{"b.txt": "b\n"})
 
-	hostID := w.signIn(t, t.TempDir(), "laptop")
-	state, err := trust.OpenStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := rpc.NewRegistry()
-	if err := methods.Register(reg); err != nil {
-		t.Fatal(err)
-	}
-	targets := rpc.NewTargets(fsguard.Options{Home: "/nonexistent"}, gate.Options{})
-	defer targets.Close()
-	target, err := targets.Add(repo, trust.Served, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() {
-		served <- Serve(ctx, hostID, hostOf(t, rpc.HostOptions{Registry: reg, Targets: targets, Grants: state, FullAccess: state.FullAccess}), nil)
-	}()
-	defer func() {
-		cancel()
-		<-served
-	}()
+	hostID, state, target := serveRepo(t, w, repo)
+	var err error
+	ctx := context.Background()
 
 	phoneID := w.signIn(t, t.TempDir(), "phone")
 	var dev *Device
@@ -185,3 +164,35 @@ func writeProfile(dir string, p relay.Profile) error {
 }
 
 func writeFile(p string, data []byte) error { return atomicfile.Write(p, data, 0o600) }
+
+// serveRepo signs a host in to w, serves repo through the relay with the
+// real methods until the test ends, and returns the host's identity, its
+// grant store and the repository's target.
+func serveRepo(t *testing.T, w *world, repo string) (*relay.Identity, *trust.Store, *rpc.Target) {
+	t.Helper()
+	hostID := w.signIn(t, t.TempDir(), "laptop")
+	state, err := trust.OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := rpc.NewRegistry()
+	if err := methods.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	targets := rpc.NewTargets(fsguard.Options{Home: "/nonexistent"}, gate.Options{})
+	target, err := targets.Add(repo, trust.Served, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- Serve(ctx, hostID, hostOf(t, rpc.HostOptions{Registry: reg, Targets: targets, Grants: state, FullAccess: state.FullAccess}), nil)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-served
+		targets.Close()
+	})
+	return hostID, state, target
+}
