@@ -117,7 +117,7 @@ func BenchmarkGrep(b *testing.B) {
 		})
 		b.Run(name+"/fsguard", func(b *testing.B) {
 			for b.Loop() {
-				res, err := r.Grep(context.Background(), trust.View, GrepQuery{Query: "zebraquokka", MatchCase: true})
+				res, err := r.Grep(context.Background(), trust.View, GrepQuery{Query: "zebraquokka", MatchCase: true}, nil)
 				if err != nil || len(res.Matches) != want {
 					b.Fatalf("%d matches, %v", len(res.Matches), err)
 				}

@@ -121,11 +121,11 @@ symlink root/env-link -> .env
 file root/.git/env-in-git = x
 `))
 	ctx := context.Background()
-	if _, err := r.Search(ctx, trust.View, "e"); !errors.Is(err, ErrShortQuery) {
+	if _, err := r.Search(ctx, trust.View, "e", nil); !errors.Is(err, ErrShortQuery) {
 		t.Fatalf("one letter: %v", err)
 	}
-	view, _ := r.Search(ctx, trust.View, "ENV")
-	full, _ := r.Search(ctx, trust.Full, "env")
+	view, _ := r.Search(ctx, trust.View, "ENV", nil)
+	full, _ := r.Search(ctx, trust.Full, "env", nil)
 	if got := strings.Join(view.Paths, " "); got != "src/envelope.go" {
 		t.Fatalf("view search: %s", got)
 	}
@@ -140,7 +140,7 @@ func TestSearchStopsAtItsBound(t *testing.T) {
 		fmt.Fprintf(&spec, "file root/d%d/match%d.txt = x\n", i%7, i)
 	}
 	r := openTestRoot(t, hostile.Build(t, spec.String()))
-	res, err := r.Search(context.Background(), trust.View, "match")
+	res, err := r.Search(context.Background(), trust.View, "match", nil)
 	if err != nil || !res.Truncated || len(res.Paths) != MaxSearchResults {
 		t.Fatalf("got %d paths, truncated %v, err %v", len(res.Paths), res.Truncated, err)
 	}
@@ -160,7 +160,7 @@ hardlink root/linked.txt = root/outside-key
 	ctx := context.Background()
 	grep := func(g trust.Grant, q GrepQuery) string {
 		t.Helper()
-		res, err := r.Grep(ctx, g, q)
+		res, err := r.Grep(ctx, g, q, nil)
 		if err != nil {
 			t.Fatalf("%+v: %v", q, err)
 		}
@@ -187,10 +187,10 @@ hardlink root/linked.txt = root/outside-key
 			t.Errorf("%v %+v: got %q, want %q", c.g, c.q, got, c.want)
 		}
 	}
-	if _, err := r.Grep(ctx, trust.View, GrepQuery{Query: "a(b", Regex: true}); !errors.Is(err, ErrBadQuery) {
+	if _, err := r.Grep(ctx, trust.View, GrepQuery{Query: "a(b", Regex: true}, nil); !errors.Is(err, ErrBadQuery) {
 		t.Fatalf("bad regex: %v", err)
 	}
-	if _, err := r.Grep(ctx, trust.View, GrepQuery{Query: strings.Repeat("a", MaxQuery+1)}); !errors.Is(err, ErrBadQuery) {
+	if _, err := r.Grep(ctx, trust.View, GrepQuery{Query: strings.Repeat("a", MaxQuery+1)}, nil); !errors.Is(err, ErrBadQuery) {
 		t.Fatalf("long query: %v", err)
 	}
 }
@@ -212,7 +212,7 @@ func TestGrepLinesAndBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := openTestRoot(t, base)
-	res, err := r.Grep(context.Background(), trust.View, GrepQuery{Query: "needle"})
+	res, err := r.Grep(context.Background(), trust.View, GrepQuery{Query: "needle"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestGrepLinesAndBounds(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, _ = r.Grep(ctx, trust.View, GrepQuery{Query: "needle"})
+	res, _ = r.Grep(ctx, trust.View, GrepQuery{Query: "needle"}, nil)
 	if !res.Truncated {
 		t.Fatal("a grep whose context ended did not say truncated")
 	}
@@ -407,7 +407,7 @@ symlink homelink -> home
 			if !errors.Is(err, c.want) && !(c.want == nil && err == nil) {
 				t.Errorf("%s as %v: %v, want %v", c.dir, g, err, c.want)
 			}
-			if _, err := r.Grep(context.Background(), g, GrepQuery{Query: "hi"}); c.want != nil && !errors.Is(err, c.want) {
+			if _, err := r.Grep(context.Background(), g, GrepQuery{Query: "hi"}, nil); c.want != nil && !errors.Is(err, c.want) {
 				t.Errorf("grep in %s: %v", c.dir, err)
 			}
 		}
@@ -513,8 +513,8 @@ func TestOperationsNeverBlockOnFIFOs(t *testing.T) {
 		_, _ = r.ReadText(trust.Full, "a.txt", 0)
 		_, _ = r.ReadImage(trust.Full, "a.txt", "full", 0)
 		_, _ = r.List(trust.Full, "", 0)
-		_, _ = r.Search(context.Background(), trust.Full, "json")
-		_, _ = r.Grep(context.Background(), trust.Full, GrepQuery{Query: "needle"})
+		_, _ = r.Search(context.Background(), trust.Full, "json", nil)
+		_, _ = r.Grep(context.Background(), trust.Full, GrepQuery{Query: "needle"}, nil)
 		_, _ = r.Write(trust.Full, "a.txt", "x", "")
 		_, _ = r.Hazards(context.Background())
 	}()

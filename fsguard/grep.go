@@ -61,8 +61,9 @@ type GrepResult struct {
 // hard link (checked on the handle, so a hard link to ~/.ssh/id_rsa named
 // notes.txt is never read), binary files, or, below full, a secret file. It
 // stops at MaxGrepMatches lines, at the byte and entry bounds, or when ctx
-// ends, and then says truncated.
-func (r *Root) Grep(ctx context.Context, g trust.Grant, q GrepQuery) (GrepResult, error) {
+// ends, and then says truncated. Entries in skip (and everything under a
+// folder there) are left out.
+func (r *Root) Grep(ctx context.Context, g trust.Grant, q GrepQuery, skip Ignored) (GrepResult, error) {
 	if err := r.allowRoot(g); err != nil {
 		return GrepResult{}, pathErr("grep", ".", err)
 	}
@@ -74,7 +75,7 @@ func (r *Root) Grep(ctx context.Context, g trust.Grant, q GrepQuery) (GrepResult
 	defer cancel()
 	gs := &grepState{r: r, g: g, m: m, cancel: cancel}
 	gs.pool.New = func() any { return new(grepBuf) }
-	truncated := r.walk(ctx, walkLimits{maxEntries: maxWalkEntries}, gs.visit)
+	truncated := r.walk(ctx, walkLimits{maxEntries: maxWalkEntries, skip: skip}, gs.visit)
 	res := GrepResult{Matches: gs.matches, Truncated: truncated || gs.full.Load(), Skipped: int(gs.skipped.Load())}
 	if len(res.Matches) > MaxGrepMatches {
 		res.Matches, res.Truncated = res.Matches[:MaxGrepMatches], true

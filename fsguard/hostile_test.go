@@ -94,7 +94,7 @@ func runEveryOperation(t *testing.T, r *Root, base string, c hostile.Case) {
 
 		ctx := context.Background()
 		for _, q := range []string{"MARKER", "marker"} {
-			res, err := r.Grep(ctx, g, GrepQuery{Query: q})
+			res, err := r.Grep(ctx, g, GrepQuery{Query: q}, nil)
 			if err != nil {
 				t.Fatalf("Grep/%v: %v", g, err)
 			}
@@ -103,7 +103,7 @@ func runEveryOperation(t *testing.T, r *Root, base string, c hostile.Case) {
 			}
 		}
 
-		sr, err := r.Search(ctx, g, "env")
+		sr, err := r.Search(ctx, g, "env", nil)
 		if err != nil {
 			t.Fatalf("Search: %v", err)
 		}

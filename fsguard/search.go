@@ -35,7 +35,8 @@ type SearchResult struct {
 // characters, any letter case) anywhere under the root. Below full, secret
 // files (and symlinks to them) are left out. It stops at MaxSearchResults
 // paths, at the walk's bounds, or when ctx ends, and then says truncated.
-func (r *Root) Search(ctx context.Context, g trust.Grant, query string) (SearchResult, error) {
+// Entries in skip (and everything under a folder there) are left out.
+func (r *Root) Search(ctx context.Context, g trust.Grant, query string, skip Ignored) (SearchResult, error) {
 	if err := r.allowRoot(g); err != nil {
 		return SearchResult{}, pathErr("search", ".", err)
 	}
@@ -48,7 +49,7 @@ func (r *Root) Search(ctx context.Context, g trust.Grant, query string) (SearchR
 	want := strings.ToLower(query)
 	var mu sync.Mutex
 	res := SearchResult{Paths: []string{}}
-	truncated := r.walk(ctx, walkLimits{maxEntries: maxWalkEntries}, func(_ int, dir string, ents []fs.DirEntry) bool {
+	truncated := r.walk(ctx, walkLimits{maxEntries: maxWalkEntries, skip: skip}, func(_ int, dir string, ents []fs.DirEntry) bool {
 		for _, e := range ents {
 			if !strings.Contains(strings.ToLower(e.Name()), want) {
 				continue

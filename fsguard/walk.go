@@ -22,6 +22,28 @@ type walkLimits struct {
 	// gitNames: show entries named .git (in any spelling) to visit; they are
 	// never descended into either way. Only the hazard scan asks.
 	gitNames bool
+	// skip: entries left out and never descended into (git's ignored
+	// files, for a search that follows .gitignore).
+	skip Ignored
+}
+
+// Ignored is a set of paths a search leaves out, as git ls-files --others
+// --ignored --exclude-standard --directory prints them: a file by its path,
+// a wholly ignored folder by its path and a trailing slash. Git decides
+// what is ignored (every .gitignore, info/exclude, core.excludesFile);
+// nothing here reads a pattern.
+type Ignored map[string]struct{}
+
+// has says whether the entry rel (a folder when dir) is in the set.
+func (ig Ignored) has(rel string, dir bool) bool {
+	if len(ig) == 0 {
+		return false
+	}
+	if dir {
+		rel += "/"
+	}
+	_, ok := ig[rel]
+	return ok
 }
 
 // maxDepth bounds how deep a walk goes; deeper folders are skipped and the
@@ -126,6 +148,9 @@ func (w *walkState) one(dir string) (subdirs []string, stop bool) {
 		kept := ents[:0]
 		for _, e := range ents {
 			if IsGitName(e.Name()) && !w.lim.gitNames {
+				continue
+			}
+			if w.lim.skip.has(joinRel(dir, e.Name()), e.IsDir()) {
 				continue
 			}
 			if w.seen.Add(1) > w.lim.maxEntries {

@@ -103,9 +103,18 @@ type Log struct {
 // MaxLog bounds a page of history.
 const MaxLog = 200
 
-// Log lists up to limit commits of the first-parent history of HEAD, or of
-// before when given (a page's Next).
-func (r *Repo) Log(ctx context.Context, t trust.Trust, limit int, before string) (*Log, error) {
+// LogOptions pick a page of history.
+type LogOptions struct {
+	Limit  int    // commits on the page, 1 to MaxLog (50 when 0)
+	Before string // a page's Next: start there instead of HEAD
+	Path   string // only commits that changed this path ("history of this file")
+}
+
+// Log lists up to Limit commits of the first-parent history of HEAD, or of
+// Before when given (a page's Next), only those that changed Path when one
+// is given (git's own history simplification decides which).
+func (r *Repo) Log(ctx context.Context, t trust.Trust, o LogOptions) (*Log, error) {
+	limit, before := o.Limit, o.Before
 	if limit <= 0 || limit > MaxLog {
 		limit = 50
 	}
@@ -116,13 +125,21 @@ func (r *Repo) Log(ctx context.Context, t trust.Trust, limit int, before string)
 		}
 		start = before
 	}
+	var paths []string
+	if o.Path != "" {
+		p, err := cleanPaths([]string{o.Path}, 1)
+		if err != nil {
+			return nil, err
+		}
+		paths = p
+	}
 	d, err := r.decide(ctx, t, readGate, "see its history")
 	if err != nil {
 		return nil, err
 	}
 	res, err := r.run(ctx, t, d, call{sub: subLog,
 		opts: []string{"--first-parent", "-z", "--format=%H%x1f%s%x1f%an%x1f%aI", "-n", strconv.Itoa(limit + 1)},
-		args: []string{start}})
+		args: []string{start}, paths: paths})
 	if err != nil {
 		var ee *ExitError
 		if errors.As(err, &ee) && (strings.Contains(ee.Stderr, "does not have any commits") || strings.Contains(ee.Stderr, "unknown revision")) {

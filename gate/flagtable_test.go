@@ -160,7 +160,7 @@ func TestNoDiffProgramRunsForAClosedGate(t *testing.T) {
 	if _, err := r.Diff(ctx, closed, trust.Full, DiffOptions{Staged: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Log(ctx, closed, 10, ""); err != nil {
+	if _, err := r.Log(ctx, closed, LogOptions{Limit: 10}); err != nil {
 		t.Fatal(err)
 	}
 	for _, path := range []string{"", "t.conv"} {

@@ -177,7 +177,7 @@ func TestForcedShowSignatureOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tr := range []trust.Trust{closed, desktop} {
-		if _, err := open(t, dir).Log(ctx, tr, 5, ""); err != nil {
+		if _, err := open(t, dir).Log(ctx, tr, LogOptions{Limit: 5}); err != nil {
 			t.Fatal(err)
 		}
 		if gittest.Fired(marker) {
@@ -201,7 +201,7 @@ func TestMailmapIsNeverRead(t *testing.T) {
 		t.Fatalf("not reproduced: plain git log did not block on .mailmap (%v)", err)
 	}
 	start := time.Now()
-	if _, err := open(t, dir).Log(ctx, closed, 5, ""); err != nil {
+	if _, err := open(t, dir).Log(ctx, closed, LogOptions{Limit: 5}); err != nil {
 		t.Fatal(err)
 	}
 	if time.Since(start) > 5*time.Second {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -135,11 +137,11 @@ func TestCommitLogShowBranchesSwitch(t *testing.T) {
 	if strings.TrimSpace(git(t, dir, "rev-parse", "HEAD")) != c.OID {
 		t.Fatal("the commit id is not HEAD")
 	}
-	l, err := r.Log(ctx, closed, 1, "")
+	l, err := r.Log(ctx, closed, LogOptions{Limit: 1})
 	if err != nil || len(l.Commits) != 1 || l.Commits[0].Subject != "add f" || l.Next == "" {
 		t.Fatalf("log: %+v %v", l, err)
 	}
-	l2, err := r.Log(ctx, closed, 5, l.Next)
+	l2, err := r.Log(ctx, closed, LogOptions{Limit: 5, Before: l.Next})
 	if err != nil || len(l2.Commits) != 1 || l2.Commits[0].Subject != "first" || l2.Next != "" {
 		t.Fatalf("second page: %+v %v", l2, err)
 	}
@@ -172,7 +174,7 @@ func TestCommitLogShowBranchesSwitch(t *testing.T) {
 			t.Errorf("show %q: %v", bad, err)
 		}
 	}
-	if _, err := r.Log(ctx, closed, 5, "-n1"); !errors.Is(err, ErrBadOID) {
+	if _, err := r.Log(ctx, closed, LogOptions{Limit: 5, Before: "-n1"}); !errors.Is(err, ErrBadOID) {
 		t.Errorf("log before -n1: %v", err)
 	}
 }
@@ -405,5 +407,60 @@ func TestAuditConfig(t *testing.T) {
 	clean, err := open(t, gittest.Init(t, nil)).AuditConfig(ctx, closed)
 	if err != nil || len(clean.Findings) != 0 || clean.ReadSentence != "" || clean.ChangeSentence != "" {
 		t.Fatalf("a clean repository: %+v %v", clean, err)
+	}
+}
+
+// The history of one path is git's: the same commits as git log -- path,
+// page after page, and a path that looks like pathspec magic is a name.
+func TestLogOfOnePath(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, map[string]string{"a.txt": "0\n", "b.txt": "0\n"})
+	for i := range 5 {
+		write(t, dir, map[string]string{"a.txt": strconv.Itoa(i+1) + "\n"})
+		if i%2 == 0 {
+			write(t, dir, map[string]string{"b.txt": strconv.Itoa(i+1) + "\n"})
+		}
+		git(t, dir, "commit", "-qam", "change "+strconv.Itoa(i))
+	}
+	r := open(t, dir)
+	for _, path := range []string{"a.txt", "b.txt", ":(glob)*.txt", "missing.txt"} {
+		want := strings.Fields(git(t, dir, "log", "--first-parent", "--format=%H", "--", ":(literal)"+path))
+		var got []string
+		o := LogOptions{Limit: 2, Path: path}
+		for range 10 {
+			l, err := r.Log(ctx, closed, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range l.Commits {
+				got = append(got, c.OID)
+			}
+			if l.Next == "" {
+				break
+			}
+			o.Before = l.Next
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("history of %s: %d commits, git says %d", path, len(got), len(want))
+		}
+	}
+}
+
+// Status marks secret files (by path or a rename's old path) so a device
+// can show the lock before it offers a tap the host would refuse.
+func TestStatusMarksSecretFiles(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, map[string]string{"notes.txt": "n\n"})
+	write(t, dir, map[string]string{".env": "TOKEN=x\n", "id_rsa": "key\n", "plain.txt": "p\n"})
+	st, err := open(t, dir).Status(ctx, closed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, f := range st.Files {
+		got[f.Path] = f.Secret
+	}
+	if !got[".env"] || !got["id_rsa"] || got["plain.txt"] {
+		t.Fatalf("secret marks: %v", got)
 	}
 }

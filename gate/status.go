@@ -36,6 +36,10 @@ type FileStatus struct {
 	Index     string `json:"index"`
 	Worktree  string `json:"worktree"`
 	Submodule bool   `json:"submodule,omitempty"`
+	// Secret: the path (or a rename's old path) is a secret file, which a
+	// device below full may neither read, stage nor discard; set by Status
+	// so a device can show that before the tap.
+	Secret bool `json:"secret,omitempty"`
 }
 
 // Status runs git status (porcelain v2) through the gate. With the switch
@@ -47,7 +51,14 @@ func (r *Repo) Status(ctx context.Context, t trust.Trust) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.status(ctx, t, d)
+	st, err := r.status(ctx, t, d)
+	if err != nil {
+		return nil, err
+	}
+	for i := range st.Files {
+		st.Files[i].Secret = r.secretEntry(st.Files[i]) != ""
+	}
+	return st, nil
 }
 
 // status is the git status call every operation that needs the list of

@@ -58,20 +58,21 @@ func registerFiles(r *rpc.Registry) error {
 				return t.Root.ReadImage(c.Grant, p.Path, p.Variant, p.Offset)
 			}),
 		rpc.Register(r, rpc.Method{Name: "files.search", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 20 * time.Second,
-			Params: "{target, query, offset?} -> {paths, next?, truncated} (names, at least 2 characters; sorted, paged)"},
+			Params: "{target, query, includeIgnored?, offset?} -> {paths, next?, truncated} (names, at least 2 characters; sorted, paged; what git ignores is left out unless includeIgnored)"},
 			func(ctx context.Context, c *rpc.Call, p struct {
-				Target string `json:"target"`
-				Query  string `json:"query"`
-				Offset int    `json:"offset,omitempty"`
+				Target         string `json:"target"`
+				Query          string `json:"query"`
+				IncludeIgnored bool   `json:"includeIgnored,omitempty"`
+				Offset         int    `json:"offset,omitempty"`
 			}) (any, error) {
 				if err := checkOffset(p.Offset); err != nil {
 					return nil, err
 				}
-				t, err := c.Target(p.Target)
+				t, skip, err := searchTarget(ctx, c, p.Target, p.IncludeIgnored)
 				if err != nil {
 					return nil, err
 				}
-				res, err := t.Root.Search(ctx, c.Grant, p.Query)
+				res, err := t.Root.Search(ctx, c.Grant, p.Query, skip)
 				if err != nil {
 					return nil, err
 				}
@@ -81,20 +82,21 @@ func registerFiles(r *rpc.Registry) error {
 				return res, nil
 			}),
 		rpc.Register(r, rpc.Method{Name: "files.grep", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 20 * time.Second,
-			Params: "{target, query, matchCase?, wholeWord?, regex?, offset?} -> {matches: [{path, line, text}], next?, truncated} (sorted by path and line, paged)"},
+			Params: "{target, query, matchCase?, wholeWord?, regex?, includeIgnored?, offset?} -> {matches: [{path, line, text}], next?, truncated} (sorted by path and line, paged; what git ignores is left out unless includeIgnored)"},
 			func(ctx context.Context, c *rpc.Call, p struct {
-				Target string `json:"target"`
-				Offset int    `json:"offset,omitempty"`
+				Target         string `json:"target"`
+				Offset         int    `json:"offset,omitempty"`
+				IncludeIgnored bool   `json:"includeIgnored,omitempty"`
 				fsguard.GrepQuery
 			}) (any, error) {
 				if err := checkOffset(p.Offset); err != nil {
 					return nil, err
 				}
-				t, err := c.Target(p.Target)
+				t, skip, err := searchTarget(ctx, c, p.Target, p.IncludeIgnored)
 				if err != nil {
 					return nil, err
 				}
-				res, err := t.Root.Grep(ctx, c.Grant, p.GrepQuery)
+				res, err := t.Root.Grep(ctx, c.Grant, p.GrepQuery, skip)
 				if err != nil {
 					return nil, err
 				}
@@ -146,4 +148,16 @@ func fitText(t fsguard.Text) fsguard.Text {
 		t.Next = t.Offset + int64(cut)
 	}
 	return t
+}
+
+// searchTarget resolves a search's target and what it leaves out: in a git
+// checkout, the paths git ignores (asked of git through the gate), unless
+// the device asked to include them; in a plain folder, nothing.
+func searchTarget(ctx context.Context, c *rpc.Call, target string, includeIgnored bool) (*rpc.Target, fsguard.Ignored, error) {
+	t, err := c.Target(target)
+	if err != nil || includeIgnored || t.Repo == nil {
+		return t, nil, err
+	}
+	skip, err := t.Repo.Ignored(ctx, c.Trust)
+	return t, skip, err
 }

@@ -82,17 +82,18 @@ func registerGit(r *rpc.Registry) error {
 				return pageBranches(b, p.Offset), nil
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.log", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
-			Params: "{target, limit?, before?} -> {commits: [{oid, subject, author, date}], next}"},
+			Params: "{target, limit?, before?, path?} -> {commits: [{oid, subject, author, date}], next} (path: only commits that changed it)"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
 				Limit  int    `json:"limit,omitempty"`
 				Before string `json:"before,omitempty"`
+				Path   string `json:"path,omitempty"`
 			}) (any, error) {
 				_, repo, err := repoOf(c, p.Target)
 				if err != nil {
 					return nil, err
 				}
-				return repo.Log(ctx, c.Trust, p.Limit, p.Before)
+				return repo.Log(ctx, c.Trust, gate.LogOptions{Limit: p.Limit, Before: p.Before, Path: p.Path})
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.diff", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 20 * time.Second,
 			Params: "{target, path?, staged?} -> {diff, truncated, hiddenSecrets?, hash?} (hash: of a one-path diff, for git.stageHunks)"},
