@@ -3,6 +3,7 @@
 // search and an editor, each shown or explained from host.hello.
 import { Host, Refusal, pair, parseLink } from './api.js';
 import { b64encode, b64decode, newNonce } from './seal.js';
+import { h } from './dom.js';
 
 const $ = (id) => document.getElementById(id);
 const storeKey = `gatehouse:${location.host}`;
@@ -12,19 +13,6 @@ let host = null;
 let hello = null;
 let stopEvents = null;
 const view = { stack: [] };
-
-// h builds an element: h('button', {onclick}, 'text', child...).
-function h(tag, attrs = {}, ...kids) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
-    else if (k === 'class') el.className = v;
-    else el.setAttribute(k, v === true ? '' : v);
-  }
-  for (const k of kids.flat()) if (k !== null && k !== undefined && k !== false) el.append(k.nodeType ? k : String(k));
-  return el;
-}
 
 function note(text) {
   const n = h('p', { class: 'note' }, text);
