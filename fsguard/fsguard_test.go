@@ -115,6 +115,7 @@ func TestListSortsFlagsAndPages(t *testing.T) {
 func TestSearch(t *testing.T) {
 	r := openTestRoot(t, hostile.Build(t, `
 file root/src/envelope.go = x
+file root/envoy/readme = x
 file root/.env = x
 file root/config/.env.local = x
 symlink root/env-link -> .env
@@ -126,10 +127,10 @@ file root/.git/env-in-git = x
 	}
 	view, _ := r.Search(ctx, trust.View, "ENV", nil)
 	full, _ := r.Search(ctx, trust.Full, "env", nil)
-	if got := strings.Join(view.Paths, " "); got != "src/envelope.go" {
+	if got := strings.Join(view.Paths, " "); got != "envoy/ src/envelope.go" {
 		t.Fatalf("view search: %s", got)
 	}
-	if got := strings.Join(full.Paths, " "); got != ".env config/.env.local env-link src/envelope.go" {
+	if got := strings.Join(full.Paths, " "); got != ".env config/.env.local env-link envoy/ src/envelope.go" {
 		t.Fatalf("full search: %s", got)
 	}
 }

@@ -31,7 +31,7 @@ type SearchResult struct {
 	Next int `json:"next,omitempty"`
 }
 
-// Search finds files and folders whose name contains query (at least two
+// Search finds files and folders (a folder's path ends in "/") whose name contains query (at least two
 // characters, any letter case) anywhere under the root. Below full, secret
 // files (and symlinks to them) are left out. It stops at MaxSearchResults
 // paths, at the walk's bounds, or when ctx ends, and then says truncated.
@@ -57,6 +57,9 @@ func (r *Root) Search(ctx context.Context, g trust.Grant, query string, skip Ign
 			rel := joinRel(dir, e.Name())
 			if !g.SeesSecrets() && r.isSecretEntry(rel, e.Type()&fs.ModeSymlink != 0) {
 				continue
+			}
+			if e.IsDir() {
+				rel += "/" // a folder, so a device opens it as one
 			}
 			mu.Lock()
 			full := len(res.Paths) >= MaxSearchResults

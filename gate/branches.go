@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gatehouse/gatehouse/trust"
 )
@@ -168,6 +169,9 @@ func (r *Repo) Log(ctx context.Context, t trust.Trust, o LogOptions) (*Log, erro
 // Shown is one commit with its diff.
 type Shown struct {
 	Commit CommitInfo `json:"commit"`
+	// Message is the commit's whole message (subject and body), at most
+	// MaxMessage bytes.
+	Message string `json:"message"`
 	// Parents are the commit's parents. A merge (two or more) is shown as
 	// git's combined diff against all of them at once (--cc): a file
 	// appears only where the merge differs from every parent, and Combined
@@ -179,9 +183,27 @@ type Shown struct {
 	HiddenSecrets int      `json:"hiddenSecrets,omitempty"`
 }
 
-// showFormat is the commit line Show reads: id, subject, author, date and
-// parents, each ended by a unit separator.
-const showFormat = "--format=%H%x1f%s%x1f%an%x1f%aI%x1f%P%x1f"
+// clipUTF8 cuts s to at most max bytes, never inside a character.
+func clipUTF8(s string, max int) string {
+	if len(s) > max {
+		for max > 0 && !utf8.RuneStart(s[max]) {
+			max--
+		}
+		s = s[:max]
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// showFormat is the commit line Show reads: id, date and parents, each
+// ended by a unit separator. Git writes all three, so none can hold the
+// separator; the author and message, which the commit's author wrote, are
+// read by messageFormat.
+const showFormat = "--format=%H%x1f%aI%x1f%P%x1f"
+
+// messageFormat reads the author's name and the subject (each one line:
+// git ends a name at the line's end and joins a subject's lines), then the
+// whole message.
+const messageFormat = "--format=%an%n%s%n%B"
 
 // showFlags pin how a merge is shown, whatever the repository's config
 // says: the dense combined diff, with every parent's name on its own ---
@@ -224,12 +246,19 @@ func (r *Repo) Show(ctx context.Context, t trust.Trust, g trust.Grant, oid, path
 	head, patch, _ := bytes.Cut(res.stdout, []byte("\x1f\n"))
 	patch = bytes.TrimPrefix(patch, []byte("\n"))
 	f := strings.Split(string(head), "\x1f")
-	if len(f) != 5 {
+	if len(f) != 3 {
 		return nil, ErrUnknownRef
 	}
-	s := &Shown{Commit: CommitInfo{OID: f[0], Subject: f[1], Author: f[2], Date: f[3]},
-		Parents: strings.Fields(f[4])}
+	s := &Shown{Commit: CommitInfo{OID: f[0], Date: f[1]}, Parents: strings.Fields(f[2])}
 	s.Combined = len(s.Parents) > 1
+	msg, err := r.run(ctx, t, d, call{sub: subLog, opts: []string{"-n1", messageFormat}, args: []string{s.Commit.OID}})
+	if err != nil {
+		return nil, err
+	}
+	author, rest, _ := strings.Cut(string(msg.stdout), "\n")
+	subject, body, _ := strings.Cut(rest, "\n")
+	s.Commit.Author, s.Commit.Subject = author, subject
+	s.Message = clipUTF8(strings.TrimRight(body, "\n"), MaxMessage)
 	var buf bytes.Buffer
 	s.HiddenSecrets = r.filterPatch(&buf, patch, v, false)
 	s.Diff, s.Truncated = cut(buf.Bytes(), res.truncated)

@@ -464,3 +464,26 @@ func TestStatusMarksSecretFiles(t *testing.T) {
 		t.Fatalf("secret marks: %v", got)
 	}
 }
+
+// The commit view's author and message are the commit's own, whatever
+// they hold: a unit separator in the subject (the separator the commit
+// line is cut at) or a body of several paragraphs.
+func TestShowMessageWhole(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, map[string]string{"a.txt": "a\n"})
+	write(t, dir, map[string]string{"a.txt": "b\n"})
+	msg := "subject \x1f with a separator\n\nbody line one\x1f\nbody line two\n\n- a list\n"
+	git(t, dir, "-c", "user.name=Ann \x1f Author", "commit", "-qa", "--cleanup=verbatim", "-m", msg)
+	oid := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD"))
+	s, err := open(t, dir).Show(ctx, closed, trust.View, oid, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.TrimRight(git(t, dir, "log", "-1", "--format=%B"), "\n")
+	if s.Message != want || s.Commit.Subject != "subject \x1f with a separator" || s.Commit.Author != "Ann \x1f Author" || s.Commit.OID != oid {
+		t.Fatalf("show: %+v\nmessage %q\nwant    %q", s.Commit, s.Message, want)
+	}
+	if !strings.Contains(s.Diff, "+b") {
+		t.Fatalf("diff: %q", s.Diff)
+	}
+}

@@ -58,7 +58,7 @@ func registerFiles(r *rpc.Registry) error {
 				return t.Root.ReadImage(c.Grant, p.Path, p.Variant, p.Offset)
 			}),
 		rpc.Register(r, rpc.Method{Name: "files.search", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 20 * time.Second,
-			Params: "{target, query, includeIgnored?, offset?} -> {paths, next?, truncated} (names, at least 2 characters; sorted, paged; what git ignores is left out unless includeIgnored)"},
+			Params: "{target, query, includeIgnored?, offset?} -> {paths, next?, truncated} (names, at least 2 characters, a folder ending in /; sorted, paged; what git ignores is left out unless includeIgnored)"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target         string `json:"target"`
 				Query          string `json:"query"`

@@ -109,7 +109,7 @@ func registerGit(r *rpc.Registry) error {
 				return repo.Diff(ctx, c.Trust, c.Grant, gate.DiffOptions{Path: p.Path, Staged: p.Staged})
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.show", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 20 * time.Second,
-			Params: "{target, oid, path?} -> {commit, parents, combined?, diff, truncated, hiddenSecrets?}"},
+			Params: "{target, oid, path?} -> {commit, message, parents, combined?, diff, truncated, hiddenSecrets?}"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
 				OID    string `json:"oid"`
