@@ -61,6 +61,16 @@ export async function pair(link, name, onCode = () => {}) {
 // key: the page is pinned to the computer it paired with.
 export const NOT_THE_COMPUTER = 'This reply did not come from the computer this device paired with, so it was ignored. Scan the code that gatehouse serve shows on your computer to pair again.';
 
+// backoff is how long to wait before reopening the event stream after
+// attempt failures in a row: doubling from 1 s up to 60 s, with jitter over
+// the upper half, so pages that lost a computer do not all come back at
+// the same instant (and never every 3 s for ever, as a browser's own
+// EventSource retry would).
+export function backoff(attempt, random = Math.random) {
+  const cap = Math.min(60_000, 1000 * 2 ** Math.min(attempt, 16));
+  return Math.round(cap / 2 + random() * (cap / 2));
+}
+
 let seq = 0;
 
 export class Host {
@@ -103,8 +113,11 @@ export class Host {
   }
 
   // events opens the sealed event stream; onEvent gets host events,
-  // onEnd('ended' | 'unpaired' | 'lost') when it stops.
-  events(onEvent, onEnd) {
+  // onOpen when the stream is up, onEnd('ended' | 'unpaired' | 'lost')
+  // when it stops. A dropped stream is not reopened by the browser (its
+  // opener is sealed once, so a reopen would be a replay the host refuses):
+  // the caller reopens it with a fresh one, when it chooses.
+  events(onEvent, onEnd, onOpen = () => {}) {
     const opener = JSON.stringify({ type: 'req', id: 'events', method: 'events', ts: Date.now(), nonce: newNonce() });
     const f = seal(this.key, opener, `${this.deviceId}|host`);
     const es = new EventSource(`/rc/events?d=${encodeURIComponent(this.deviceId)}&f=${encodeURIComponent(f)}`);
@@ -115,6 +128,7 @@ export class Host {
       es.close();
       onEnd(why);
     };
+    es.onopen = () => onOpen();
     es.onmessage = (m) => {
       let ev;
       try {
@@ -126,9 +140,7 @@ export class Host {
       if (ev.type === 'ended' || ev.type === 'unpaired') end(ev.type);
       else if (ev.type === 'event') onEvent(ev);
     };
-    es.onerror = () => {
-      if (es.readyState === EventSource.CLOSED) end('lost');
-    };
+    es.onerror = () => end('lost');
     return () => end('closed');
   }
 }

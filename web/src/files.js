@@ -1,0 +1,192 @@
+// Files: folders (paged, with thumbnails of images), a file's text with
+// line numbers (opened at the top, or at a line from a search), images,
+// the editor, and search by name or content.
+import { h } from './dom.js';
+import { state, run, quiet, note, clearNotes, button, allowed, setTitle, show, go, pages, lock, fullAccess, SECRET_WHY, isImage, pref, setPref } from './ui.js';
+import { tabs } from './main.js';
+import { historyOf } from './history.js';
+
+const join = (dir, name) => (dir ? `${dir}/${name}` : name);
+
+export async function files(p, dir, st = {}) {
+  state.onChange = null;
+  setTitle(dir ? `${p.name}/${dir}` : p.name, true);
+  const list = h('ul', { class: 'list', 'aria-label': dir ? `Files in ${dir}` : 'Files' });
+  const crumbs = dir ? h('p', { class: 'crumbs muted' }, h('code', {}, `${dir}/`)) : null;
+  show(dir ? null : tabs(p, 'files'), crumbs, list);
+  const thumbs = thumbLoader(p);
+  await pages(list, st, async (offset) => {
+    const res = await run('files.list', { target: p.id, path: dir || undefined, offset: offset || undefined }).catch(() => null);
+    return res && { items: res.entries, next: res.next };
+  }, (e) => {
+    const path = join(dir, e.name);
+    const secret = e.secret && !fullAccess();
+    const open = e.kind === 'dir' ? () => go((s) => files(p, path, s)) : () => go((s) => readFile(p, path, 0, s));
+    const thumb = e.kind !== 'dir' && !secret && isImage(e.name) ? thumbs(path) : null;
+    return h('li', {}, h('button', { type: 'button', class: 'item', onclick: open },
+      thumb || h('span', { class: 'kind', 'aria-hidden': 'true' }, e.kind === 'dir' ? '📁' : '📄'),
+      h('span', { class: 'name' }, e.kind === 'dir' ? `${e.name}/` : e.name),
+      secret ? lock() : null),
+    secret ? h('span', { class: 'sr' }, SECRET_WHY) : null);
+  }, 'This folder is empty.');
+}
+
+// thumbLoader gives an img that fills in with files.image's thumbnail when
+// it scrolls into view; one thumbnail is asked for at a time, as the host
+// decodes one at a time.
+function thumbLoader(p) {
+  const queue = [];
+  let busy = false;
+  const next = async () => {
+    if (busy || !queue.length) return;
+    busy = true;
+    const { img, path } = queue.shift();
+    const res = await quiet('files.image', { target: p.id, path, variant: 'thumb' });
+    if (res && res.data) img.src = `data:${res.mime};base64,${res.data}`;
+    else img.classList.add('none');
+    busy = false;
+    next();
+  };
+  const seen = 'IntersectionObserver' in window ? new IntersectionObserver((ents) => {
+    for (const e of ents) {
+      if (!e.isIntersecting) continue;
+      seen.unobserve(e.target);
+      queue.push({ img: e.target, path: e.target.dataset.path });
+      next();
+    }
+  }, { rootMargin: '200px' }) : null;
+  return (path) => {
+    const img = h('img', { class: 'thumb', alt: '', width: 40, height: 40, 'data-path': path });
+    if (seen) seen.observe(img);
+    else { queue.push({ img, path }); next(); }
+    return img;
+  };
+}
+
+// readFile shows a file's text with line numbers, from its top, or
+// scrolled to line (a search result) with that line marked.
+export async function readFile(p, path, line = 0) {
+  state.onChange = null;
+  setTitle(path, true);
+  if (isImage(path)) return imageView(p, path);
+  const res = await run('files.read', { target: p.id, path }).catch(() => null);
+  if (!res) return show(h('p', { class: 'muted' }, 'This file is not shown.'));
+  if (res.binary) return show(h('p', { class: 'muted' }, `A binary file of ${res.size} bytes.`));
+  const code = h('div', { class: 'source', role: 'region', 'aria-label': `Contents of ${path}` });
+  let n = 0;
+  const append = (text) => {
+    const lines = text.split('\n');
+    if (lines[lines.length - 1] === '') lines.pop();
+    for (const l of lines) {
+      n++;
+      code.append(h('div', { class: n === line ? 'line hit' : 'line', id: `L${n}` }, h('span', { class: 'ln', 'aria-hidden': 'true' }, String(n)), h('span', { class: 'text' }, l)));
+    }
+  };
+  append(res.text);
+  let next = res.next;
+  const more = h('button', { type: 'button', onclick: async () => {
+    const r = await run('files.read', { target: p.id, path, offset: next }).catch(() => null);
+    if (!r) return;
+    append(r.text);
+    next = r.next;
+    if (!next) more.remove();
+  } }, 'Load more of this file');
+  const edit = allowed('files.write');
+  show(h('div', { class: 'row' },
+    edit.ok ? h('button', { type: 'button', onclick: () => (next ? note('Load the whole file before editing it.') : editFile(p, path, res, code)) }, 'Edit')
+      : button('Edit', 'files.write', () => {}),
+    h('button', { type: 'button', onclick: () => go(() => historyOf(p, path)) }, 'History of this file')),
+  code, next ? more : null);
+  const hit = line && document.getElementById(`L${line}`);
+  if (hit) requestAnimationFrame(() => hit.scrollIntoView({ block: 'center' }));
+}
+
+// imageView shows an image whole: its chunks are joined as base64 (each
+// chunk is a multiple of three bytes, so the text joins cleanly), up to
+// the size the host announces.
+async function imageView(p, path) {
+  const max = (state.hello.limits && state.hello.limits.maxImageBytes) || 8 << 20;
+  let offset = 0;
+  let data = '';
+  let mime = '';
+  for (;;) {
+    const res = await run('files.image', { target: p.id, path, variant: 'full', offset: offset || undefined }).catch(() => null);
+    if (!res) return show(h('p', { class: 'muted' }, 'This image is not shown.'));
+    if (res.total > max) return show(h('p', { class: 'muted' }, 'This image is too large to show on a phone.'));
+    mime = res.mime;
+    data += res.data;
+    offset = res.offset + Math.floor((res.data.length * 3) / 4) - (res.data.endsWith('==') ? 2 : res.data.endsWith('=') ? 1 : 0);
+    if (res.done) break;
+  }
+  show(h('figure', { class: 'image' }, h('img', { src: `data:${mime};base64,${data}`, alt: path }),
+    h('figcaption', { class: 'muted' }, path)),
+  h('button', { type: 'button', onclick: () => go(() => historyOf(p, path)) }, 'History of this file'));
+}
+
+function editFile(p, path, res) {
+  const area = h('textarea', { id: 'editor', class: 'editor', spellcheck: 'false' });
+  area.value = res.text;
+  show(h('label', { for: 'editor' }, `Editing ${path}`), area,
+    h('div', { class: 'row' }, h('button', { type: 'button', class: 'primary', onclick: async () => {
+      clearNotes();
+      const out = await run('files.write', { target: p.id, path, text: area.value, baseHash: res.hash }).catch(() => null);
+      if (out) { await readFile(p, path); note('Saved.'); }
+    } }, 'Save'), h('button', { type: 'button', onclick: () => readFile(p, path) }, 'Cancel')));
+}
+
+// search finds files by name or lines by content. The query, options and
+// results stay on the screen's state, so back from a result returns to
+// them.
+export async function search(p, st = {}) {
+  state.onChange = null;
+  setTitle(p.name, true);
+  const opt = (id, label, key) => {
+    st[key] = Boolean(st[key] ?? pref(key, false));
+    const box = h('input', { type: 'checkbox', id, checked: st[key] });
+    box.addEventListener('change', () => { st[key] = box.checked; setPref(key, box.checked); });
+    return h('label', { for: id, class: 'inline' }, box, ` ${label}`);
+  };
+  const q = h('input', { type: 'search', id: 'query', name: 'query', autocomplete: 'off', enterkeyhint: 'search', value: st.query || '' });
+  const results = h('div', { 'aria-live': 'polite' });
+  const names = async (keep) => {
+    st.query = q.value;
+    st.kind = 'names';
+    if (!keep) st.pages = 1;
+    const list = h('ul', { class: 'list', 'aria-label': 'Files found' });
+    results.replaceChildren(list);
+    await pages(list, st, async (offset) => {
+      const res = await run('files.search', { target: p.id, query: q.value, includeIgnored: Boolean(st.ignored) || undefined, offset: offset || undefined }, 25_000).catch(() => null);
+      return res && { items: res.paths, next: res.next };
+    }, (path) => {
+      const folder = path.endsWith('/');
+      const clean = folder ? path.slice(0, -1) : path;
+      return h('li', {}, h('button', { type: 'button', class: 'item', onclick: () => go((s) => (folder ? files(p, clean, s) : readFile(p, clean))) },
+        h('span', { class: 'kind', 'aria-hidden': 'true' }, folder ? '📁' : '📄'), h('span', { class: 'name' }, path)));
+    }, 'No names match.');
+  };
+  const grep = async (keep) => {
+    st.query = q.value;
+    st.kind = 'grep';
+    if (!keep) st.pages = 1;
+    const list = h('ul', { class: 'list', 'aria-label': 'Lines found' });
+    results.replaceChildren(list);
+    await pages(list, st, async (offset) => {
+      const res = await run('files.grep', { target: p.id, query: q.value, matchCase: Boolean(st.matchCase) || undefined,
+        wholeWord: Boolean(st.wholeWord) || undefined, regex: Boolean(st.regex) || undefined,
+        includeIgnored: Boolean(st.ignored) || undefined, offset: offset || undefined }, 25_000).catch(() => null);
+      if (res && res.skipped) note(`${res.skipped} very large files were not searched.`);
+      return res && { items: res.matches, next: res.next };
+    }, (m) => h('li', {}, h('button', { type: 'button', class: 'item', onclick: () => go(() => readFile(p, m.path, m.line)) },
+      h('span', { class: 'muted small' }, `${m.path}:${m.line}`), h('br'), h('code', { class: 'match' }, m.text))), 'Nothing matches.');
+  };
+  const form = h('form', { role: 'search', onsubmit: (e) => { e.preventDefault(); clearNotes(); grep(); } },
+    h('label', { for: 'query' }, 'Search'), q,
+    h('div', { class: 'row options' }, opt('ignored', 'Include ignored files', 'ignored'), opt('matchcase', 'Match case', 'matchCase'),
+      opt('wholeword', 'Whole word', 'wholeWord'), opt('regex', 'Regular expression', 'regex')),
+    h('div', { class: 'row' }, h('button', { type: 'button', onclick: () => { clearNotes(); names(); } }, 'File names'),
+      h('button', { type: 'submit' }, 'Contents')));
+  show(tabs(p, 'search'), form, results);
+  if (st.kind === 'names') await names(true);
+  else if (st.kind === 'grep') await grep(true);
+}
+

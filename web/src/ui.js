@@ -1,0 +1,265 @@
+// What every screen shares: the paired host and its hello, notes, the
+// calls that show a refusal as the host's sentence, buttons that explain
+// what this device may not do, the navigation stack that keeps each
+// screen's place, and lists that page as they scroll.
+import { h } from './dom.js';
+import { Refusal } from './api.js';
+import { newNonce } from './seal.js';
+
+export const $ = (id) => document.getElementById(id);
+export const state = { host: null, hello: null, unpaired: () => new Promise(() => {}) };
+const RANK = { view: 1, control: 2, full: 3 };
+
+export function note(text) {
+  $('notes').replaceChildren(h('p', { class: 'note' }, text));
+}
+export function clearNotes() {
+  $('notes').replaceChildren();
+}
+
+// fullAccess says whether this device sees secret files (full grant).
+export function fullAccess() {
+  return state.hello && state.hello.access === 'full';
+}
+
+// SECRET_WHY is said beside a secret file to a device below full, before
+// any tap the host would refuse.
+export const SECRET_WHY = 'Secret file: only a device with Full access on the computer can open, stage or discard it.';
+
+// allowed says whether this device may call method here, and if not why,
+// from host.hello: the grant each method needs and the switch.
+export function allowed(method) {
+  const hello = state.hello;
+  if (!hello) return { ok: false, why: '' };
+  if (!hello.methods.includes(method)) return { ok: false, why: 'The computer does not offer this.' };
+  const need = RANK[hello.methodAccess[method]] || 9;
+  const have = RANK[hello.access] || 0;
+  if (have < need) {
+    return { ok: false, why: `Your access on this computer (${hello.access || 'none'}) does not allow this. The person at the computer can give this device ${hello.methodAccess[method]} access.` };
+  }
+  if (hello.fullAccessSwitch.includes(method) && !hello.features.includes('remoteFullAccess')) {
+    return { ok: false, why: 'Turn on Full access for remote devices on the computer to use this.' };
+  }
+  return { ok: true, why: '' };
+}
+
+// run calls a method and shows a refusal as a note with the host's
+// sentence; it rethrows so the caller stops.
+export async function run(method, params, timeout) {
+  try {
+    return await state.host.call(method, params, timeout);
+  } catch (e) {
+    if (e instanceof Refusal && e.code === 'UNPAIRED') return state.unpaired();
+    note(e instanceof Refusal ? e.message : 'Something went wrong talking to the computer.');
+    throw e;
+  }
+}
+
+// quiet calls a method and returns null on any refusal, showing nothing:
+// for what a screen can do without (a thumbnail, a worktree's status).
+export async function quiet(method, params, timeout) {
+  try {
+    return await state.host.call(method, params, timeout);
+  } catch {
+    return null;
+  }
+}
+
+// once runs a change that must not happen twice under a sendId, sending it
+// once more if the reply was lost (the host answers a repeat from memory).
+export async function once(method, params, timeout = 90_000) {
+  const p = { ...params };
+  const dedupes = state.hello.features.includes('sendId');
+  if (dedupes) p.sendId = newNonce();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await state.host.call(method, p, timeout);
+    } catch (e) {
+      if (!(e instanceof Refusal) || e.code !== 'TIMEOUT') {
+        if (e instanceof Refusal && e.code === 'UNPAIRED') return state.unpaired();
+        note(e instanceof Refusal ? e.message : 'Something went wrong talking to the computer.');
+        throw e;
+      }
+      if (!dedupes || attempt === 1) {
+        note('The computer did not confirm this, so it may have gone through. Check before trying again.');
+        throw e;
+      }
+    }
+  }
+}
+
+// button is a button for a method. When this device may not call it, it
+// stays in its place but reads as unavailable, and a tap says why (a
+// disabled button could not be tapped, so its reason would stay unread).
+// why, when given, is another reason this one may not (a secret file).
+export function button(label, method, onclick, attrs = {}, why = '') {
+  const a = allowed(method);
+  return guarded(label, a.ok ? why : a.why, onclick, attrs);
+}
+
+// guarded is a button that, when why is given, explains instead of acting.
+export function guarded(label, why, onclick, attrs = {}) {
+  if (why) {
+    return h('button', { type: 'button', ...attrs, class: `${attrs.class || ''} off`.trim(), 'aria-disabled': 'true', title: why,
+      'aria-label': `${attrs['aria-label'] || label} (not available)`, onclick: () => note(why) }, label);
+  }
+  return h('button', { type: 'button', ...attrs, onclick: () => { clearNotes(); onclick(); } }, label);
+}
+
+export function setTitle(text, back) {
+  $('title').textContent = text;
+  $('back').hidden = !back;
+  document.title = `${text} · gatehouse`;
+}
+
+export function show(...els) {
+  $('main').replaceChildren(...els.flat().filter((e) => e !== null && e !== undefined && e !== false));
+}
+
+// The navigation stack: each entry is a screen (a render function) with
+// its own state (what it had loaded, the scroll position). Going on keeps
+// where you were; back renders the screen again with its state and puts
+// the scroll back. The browser's own back (a phone's back gesture) walks
+// the same stack.
+const stack = [];
+let depth = 0;
+
+function current() {
+  return stack[stack.length - 1];
+}
+
+async function paint(entry, scroll) {
+  clearNotes();
+  await entry.render(entry.state);
+  if (current() === entry) window.scrollTo(0, scroll);
+}
+
+// go opens a new screen on top, at its top.
+export function go(render) {
+  const top = current();
+  if (top) top.scroll = window.scrollY;
+  stack.push({ render, state: {}, scroll: 0 });
+  depth++;
+  history.pushState({ depth }, '');
+  return paint(current(), 0);
+}
+
+// swap replaces the top screen (a tab), at its top.
+export function swap(render) {
+  stack[stack.length - 1] = { render, state: {}, scroll: 0 };
+  return paint(current(), 0);
+}
+
+// home starts the stack again from one screen.
+export function home(render) {
+  stack.length = 0;
+  stack.push({ render, state: {}, scroll: 0 });
+  return paint(current(), 0);
+}
+
+// refresh renders the top screen again where it is.
+export function refresh() {
+  const top = current();
+  return top ? paint(top, window.scrollY) : undefined;
+}
+
+// back leaves the top screen for the one below, where it was left.
+export function back() {
+  if (stack.length > 1) history.back();
+}
+
+window.addEventListener('popstate', () => {
+  if (stack.length <= 1) return;
+  stack.pop();
+  depth--;
+  const top = current();
+  paint(top, top.scroll);
+});
+
+// pages loads a paged list into el: fetch(offset) gives {items, next};
+// item renders one. More load as the list's end scrolls into view, or with
+// the "Load more" button (which a screen reader reaches). state.pages
+// remembers how many were loaded, so a screen drawn again on back loads as
+// many and its scroll position is still there.
+export async function pages(el, st, fetch, item, empty) {
+  const want = Math.max(st.pages || 1, 1);
+  let offset = 0;
+  let loaded = 0;
+  let busy = false;
+  const more = h('button', { type: 'button', class: 'more' }, 'Load more');
+  let observer = null;
+  const load = async () => {
+    if (busy) return false;
+    busy = true;
+    more.disabled = true;
+    try {
+      const res = await fetch(offset);
+      if (!res) return false;
+      for (const it of res.items) {
+        const node = item(it);
+        if (node) el.append(node);
+      }
+      loaded++;
+      st.pages = Math.max(st.pages || 0, loaded);
+      if (!res.items.length && offset === 0 && empty) el.append(h('li', { class: 'muted empty' }, empty));
+      if (res.next) {
+        offset = res.next;
+        return true;
+      }
+      more.remove();
+      if (observer) observer.disconnect();
+      return false;
+    } finally {
+      busy = false;
+      more.disabled = false;
+    }
+  };
+  more.addEventListener('click', () => load());
+  el.after(more);
+  for (let i = 0; i < want; i++) if (!(await load())) return;
+  if ('IntersectionObserver' in window) {
+    observer = new IntersectionObserver((ents) => { if (ents.some((e) => e.isIntersecting)) load(); }, { rootMargin: '400px' });
+    observer.observe(more);
+  }
+}
+
+// lock marks a secret entry for a device below full: the reason is shown,
+// not only a symbol.
+export function lock() {
+  return h('span', { class: 'lock' }, h('span', { 'aria-hidden': 'true' }, '🔒 '), 'Secret');
+}
+
+// ago is a date as people say it on a phone.
+export function ago(iso) {
+  const t = Date.parse(iso);
+  if (!t) return '';
+  const s = Math.round((Date.now() - t) / 1000);
+  if (s < 60) return 'just now';
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  if (s < 86400 * 30) return `${Math.floor(s / 86400)} days ago`;
+  return new Date(t).toISOString().slice(0, 10);
+}
+
+// pref remembers a small choice of the person's on this device.
+export function pref(name, fallback) {
+  try {
+    const v = localStorage.getItem(`gatehouse-pref:${name}`);
+    return v === null ? fallback : JSON.parse(v);
+  } catch {
+    return fallback;
+  }
+}
+export function setPref(name, value) {
+  try {
+    localStorage.setItem(`gatehouse-pref:${name}`, JSON.stringify(value));
+  } catch {
+    // private mode: the choice lasts this visit
+  }
+}
+
+const IMAGE = /\.(png|jpe?g|gif|webp|bmp|ico|svg)$/i;
+// isImage says whether a name is one the host shows as an image.
+export function isImage(name) {
+  return IMAGE.test(name);
+}
