@@ -1,5 +1,6 @@
 // Builds the page into dist/ (or the folder given): app.js bundled by
-// esbuild with @noble/ciphers, index.html and style.css copied. The output
+// esbuild with @noble/ciphers, index.html, style.css, the web app manifest
+// and its icons copied (the icons come from tools/icons.mjs). The output
 // is deterministic, so a test can compare a fresh build with dist/.
 import { build } from 'esbuild';
 import { copyFileSync, mkdirSync } from 'node:fs';
@@ -17,4 +18,4 @@ await build({
   outfile: join(out, 'app.js'),
   logLevel: 'warning',
 });
-for (const f of ['index.html', 'style.css']) copyFileSync(join('src', f), join(out, f));
+for (const f of ['index.html', 'style.css', 'manifest.json', 'icon-192.png', 'icon-512.png', 'icon-maskable-512.png']) copyFileSync(join('src', f), join(out, f));

@@ -321,7 +321,8 @@ func TestHostAndOriginChecks(t *testing.T) {
 		return res.StatusCode, res.Header
 	}
 	code, h := get("", "")
-	if code != 200 || h.Get("Cache-Control") != "no-store" || !strings.Contains(h.Get("Content-Security-Policy"), "script-src 'self'") {
+	if code != 200 || h.Get("Cache-Control") != "no-store" || !strings.Contains(h.Get("Content-Security-Policy"), "script-src 'self'") ||
+		!strings.Contains(h.Get("Content-Security-Policy"), "manifest-src 'self'") {
 		t.Fatalf("the page: %d %v", code, h)
 	}
 	// A DNS name rebound to this address: the Host is not the address.

@@ -64,8 +64,9 @@ const (
 	connsTotal   = 512
 )
 
-// csp lets the page load only itself: no inline script, no other origin.
-const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+// csp lets the page load only itself: no inline script, no other origin;
+// its web app manifest too, so a phone can install the page.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; manifest-src 'self'; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // Sentences the page shows for refusals that cannot be sealed.
