@@ -2,10 +2,15 @@ package web
 
 import (
 	"bytes"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gatehouse/gatehouse/internal/gittest"
@@ -88,8 +93,7 @@ func TestPageInChromium(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	gittest.Home(t, "")
-	repo := gittest.Init(t, map[string]string{"a.txt": "a\n", ".env": "TOKEN=secret\n", "README.md": "# repo\n"})
-	gittest.Write(t, repo, map[string]string{"a.txt": "a\nchanged from the phone test\n"})
+	repo := pageRepo(t)
 	artifacts := os.Getenv("GATEHOUSE_ARTIFACTS")
 	if artifacts == "" {
 		artifacts = t.TempDir()
@@ -100,8 +104,63 @@ func TestPageInChromium(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	node(t, []string{"GATEHOUSE=" + bin, "REPO=" + repo, "STATE=" + state, "ARTIFACTS=" + artifacts, "CHROMIUM=/usr/bin/chromium"}, "e2e/run.mjs")
 	shots, _ := filepath.Glob(filepath.Join(artifacts, "*.png"))
-	if len(shots) < 6 {
+	if len(shots) < 60 {
 		t.Fatalf("screenshots: %v", shots)
 	}
 	t.Logf("screenshots in %s", artifacts)
+}
+
+// pageRepo is the checkout the browser test drives: history with a
+// message body, a file changed in two hunks, a folder two deep with a long
+// file (a search hit far down), a picture, an ignored node_modules, an
+// untracked .env, and enough new files that the changes list scrolls.
+func pageRepo(t *testing.T) string {
+	t.Helper()
+	var long, hunks strings.Builder
+	for i := 1; i <= 120; i++ {
+		if i == 90 {
+			fmt.Fprintf(&long, "const needle = %d; // the line a search finds\n", i)
+			continue
+		}
+		fmt.Fprintf(&long, "export const line%d = %d;\n", i, i)
+	}
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&hunks, "line %d\n", i)
+	}
+	repo := gittest.Init(t, map[string]string{"a.txt": "a\n", "README.md": "# repo\n", ".gitignore": "node_modules/\n",
+		"src/lib/util.js": long.String(), "two-hunks.txt": hunks.String()})
+	writePNG(t, filepath.Join(repo, "src", "logo.png"))
+	gittest.Git(t, repo, "add", "src/logo.png")
+	gittest.Git(t, repo, "commit", "-qm", "Add the logo")
+	gittest.Write(t, repo, map[string]string{"a.txt": "a\nsecond\n"})
+	gittest.Git(t, repo, "commit", "-qam", "Second commit\n\nIts body says why, over\ntwo lines.")
+	gittest.Write(t, repo, map[string]string{
+		"a.txt":                            "a\nsecond\nchanged from the phone test\n",
+		"two-hunks.txt":                    strings.Replace(strings.Replace(hunks.String(), "line 2\n", "line 2 edited at the top\n", 1), "line 38\n", "line 38 edited at the end\n", 1),
+		".env":                             "TOKEN=secret\n",
+		"node_modules/dep/util-ignored.js": "ignored\n",
+	})
+	for i := range 60 {
+		gittest.Write(t, repo, map[string]string{fmt.Sprintf("many/new-%02d.txt", i): "new\n"})
+	}
+	return repo
+}
+
+// writePNG writes a 96x64 picture with a gradient, so a thumbnail and a
+// full view have something to show.
+func writePNG(t *testing.T, path string) {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 96, 64))
+	for y := range 64 {
+		for x := range 96 {
+			img.Set(x, y, color.RGBA{uint8(x * 2), uint8(y * 3), 200, 255})
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
