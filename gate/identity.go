@@ -22,6 +22,10 @@ type Identity struct {
 	// Push is where a push goes: origin, else the first remote by name,
 	// preferring its last pushurl over its url, as git push does.
 	Push string `json:"push,omitempty"`
+	// BaseRepo and PushRepo are Base and Push with their host, for gh's
+	// --repo and a fork's head.
+	BaseRepo GHRepo `json:"-"`
+	PushRepo GHRepo `json:"-"`
 }
 
 // maxConfigFile bounds the config file read for identity.
@@ -60,22 +64,35 @@ func identityOf(data []byte) Identity {
 		}
 		return ""
 	}
+	repo := func(u string) GHRepo {
+		g, _ := ghRepoOf(u)
+		return g
+	}
 	id := Identity{Origin: GitHubRepo(url("origin"))}
 	for _, n := range names {
 		if v := remotes[n].Options.Get("gh-resolved"); v != "" {
 			if v == "base" {
-				id.Base = GitHubRepo(url(n))
+				id.BaseRepo = repo(url(n))
 			} else if ownerName(v) {
-				id.Base = v
+				// owner/name on the host of the remote that names it
+				owner, name, _ := strings.Cut(v, "/")
+				host := "github.com"
+				if g, ok := parseGitHubURL(url(n)); ok {
+					host = g.Host
+				}
+				id.BaseRepo = GHRepo{Host: host, Owner: owner, Name: name}
 			}
 			break
 		}
 	}
-	if id.Base == "" {
-		id.Base = GitHubRepo(url("upstream"))
+	if id.BaseRepo.Name == "" {
+		id.BaseRepo = repo(url("upstream"))
 	}
-	if id.Base == "" {
-		id.Base = id.Origin
+	if id.BaseRepo.Name == "" {
+		id.BaseRepo = repo(url("origin"))
+	}
+	if id.BaseRepo.Name != "" {
+		id.Base = id.BaseRepo.FullName()
 	}
 	push := "origin"
 	if remotes["origin"] == nil && len(names) > 0 {
@@ -86,6 +103,7 @@ func identityOf(data []byte) Identity {
 		if u == "" {
 			u = url(push)
 		}
+		id.PushRepo = repo(u)
 		id.Push = GitHubRepo(u)
 	}
 	return id
@@ -98,24 +116,15 @@ func lastOf(v []string) string {
 	return v[len(v)-1]
 }
 
-// GitHubRepo returns owner/name for a GitHub remote URL (https, ssh, or
+// GitHubRepo returns owner/name for a remote URL on a GitHub host
+// (github.com, or gh's GH_HOST) in any form gh reads (https, ssh, git, or
 // scp-like git@github.com:owner/name), "" for anything else.
 func GitHubRepo(u string) string {
-	var path string
-	switch {
-	case strings.HasPrefix(u, "https://github.com/"), strings.HasPrefix(u, "http://github.com/"),
-		strings.HasPrefix(u, "ssh://git@github.com/"), strings.HasPrefix(u, "git://github.com/"):
-		path = u[strings.Index(u, "github.com/")+len("github.com/"):]
-	case strings.HasPrefix(u, "git@github.com:"):
-		path = strings.TrimPrefix(u, "git@github.com:")
-	default:
+	g, ok := ghRepoOf(u)
+	if !ok {
 		return ""
 	}
-	path = strings.TrimSuffix(strings.TrimSuffix(path, "/"), ".git")
-	if !ownerName(path) {
-		return ""
-	}
-	return path
+	return g.FullName()
 }
 
 // ownerName reports whether s is a plain "owner/name".

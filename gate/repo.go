@@ -37,6 +37,8 @@ type Options struct {
 	// process the closed gate starts; 0 means DefaultMemoryLimitMiB, and
 	// less than MinMemoryLimitMiB reads as the minimum.
 	MemoryLimitMiB int
+	// GH is the gh binary for the GitHub methods; "" means "gh" on PATH.
+	GH string
 }
 
 // Repo is one checkout whose git folder has been found and validated. Every
@@ -50,8 +52,9 @@ type Repo struct {
 	linked    bool
 	maxTime   time.Duration
 	home      string
-	commonFD  int  // the common git folder, held open for cheap stats of its files
-	wall      wall // the kernel's confinement and memory bound of closed git children (confine.go)
+	ghPath    string // the gh binary (gh.go)
+	commonFD  int    // the common git folder, held open for cheap stats of its files
+	wall      wall   // the kernel's confinement and memory bound of closed git children (confine.go)
 
 	change sync.Mutex // one git change at a time per checkout
 
@@ -97,7 +100,7 @@ func Open(root *fsguard.Root, opts Options) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Repo{root: root, git: gitPath, workTree: root.Path(), maxTime: opts.Timeout, home: opts.Home, wall: wall{memory: memoryLimit(opts)}}
+	r := &Repo{root: root, git: gitPath, workTree: root.Path(), maxTime: opts.Timeout, home: opts.Home, ghPath: ghBinary(opts.GH), wall: wall{memory: memoryLimit(opts)}}
 	if err := r.locate(opts.Served); err != nil {
 		return nil, err
 	}

@@ -75,6 +75,9 @@ func (ts *Targets) Add(dir string, kind trust.TargetKind, parent string) (*Targe
 	return t, nil
 }
 
+// GH is the gh binary the targets' checkouts run ("" is gh on PATH).
+func (ts *Targets) GH() string { return ts.git.GH }
+
 func (ts *Targets) servedLocked() []string {
 	var out []string
 	for _, t := range ts.byID {

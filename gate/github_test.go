@@ -1,0 +1,339 @@
+package gate
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gatehouse/gatehouse/fsguard"
+	"github.com/gatehouse/gatehouse/internal/gittest"
+	"github.com/gatehouse/gatehouse/internal/refusal"
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+// recordingGH is a gh that records each call's arguments, environment and
+// stdin in a folder, runs "git status" in its working folder as gh's own
+// git would (so a checkout's config gets its chance to run a program),
+// and answers what the gatehouse call expects. stderr, when set, is
+// printed with exit status 1 instead.
+type recordingGH struct {
+	path, log string
+}
+
+func newRecordingGH(t *testing.T, stderr string) *recordingGH {
+	t.Helper()
+	dir := t.TempDir()
+	g := &recordingGH{path: filepath.Join(dir, "gh"), log: filepath.Join(dir, "calls")}
+	if err := os.Mkdir(g.log, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fail := ""
+	if stderr != "" {
+		fail = fmt.Sprintf("printf '%%s\\n' %s >&2; exit 1\n", shellQuote(stderr))
+	}
+	script := `#!/bin/sh
+n=$(ls '` + g.log + `' | wc -l)
+f='` + g.log + `'/$(printf %03d "$n")
+printf '%s\0' "$@" > "$f.args"
+env > "$f.env"
+cat > "$f.stdin"
+git status --porcelain > /dev/null 2>&1
+` + fail + `case "$*" in
+*"repo view"*) echo '{"mergeCommitAllowed":false,"squashMergeAllowed":true,"rebaseMergeAllowed":true,"defaultBranchRef":{"name":"trunk"}}' ;;
+*"pr diff"*) printf 'diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-a\n+b\ndiff --git a/.env b/.env\n--- a/.env\n+++ b/.env\n@@ -1 +1 @@\n-TOKEN=old\n+TOKEN=secret-marker\n' ;;
+*" list "*|*"search issues"*) echo '[{"number":1},{"number":2}]' ;;
+*" view "*) echo '{"number":1,"title":"t"}' ;;
+*) echo 'https://github.com/octo/hello/pull/9' ;;
+esac
+`
+	if err := os.WriteFile(g.path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// call is one recorded gh run.
+type ghRun struct {
+	args  []string
+	env   map[string]string
+	stdin string
+}
+
+func (g *recordingGH) calls(t *testing.T) []ghRun {
+	t.Helper()
+	names, _ := filepath.Glob(filepath.Join(g.log, "*.args"))
+	slices.Sort(names)
+	var out []ghRun
+	for _, n := range names {
+		base := strings.TrimSuffix(n, ".args")
+		a, _ := os.ReadFile(n)
+		e, _ := os.ReadFile(base + ".env")
+		in, _ := os.ReadFile(base + ".stdin")
+		run := ghRun{args: strings.Split(strings.TrimSuffix(string(a), "\x00"), "\x00"), env: map[string]string{}, stdin: string(in)}
+		for line := range strings.SplitSeq(string(e), "\n") {
+			if k, v, ok := strings.Cut(line, "="); ok {
+				run.env[k] = v
+			}
+		}
+		out = append(out, run)
+	}
+	return out
+}
+
+func openGH(t *testing.T, dir string, g *recordingGH) *Repo {
+	t.Helper()
+	root, err := fsguard.OpenRoot(dir, fsguard.Options{Home: "/nonexistent-home"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	r, err := Open(root, Options{Served: []string{root.Path()}, GH: g.path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// forcedConfig reads the GIT_CONFIG_COUNT options gh's git was given.
+func forcedConfig(env map[string]string) map[string]string {
+	out := map[string]string{}
+	var n int
+	fmt.Sscan(env["GIT_CONFIG_COUNT"], &n)
+	for i := range n {
+		out[env[fmt.Sprintf("GIT_CONFIG_KEY_%d", i)]] = env[fmt.Sprintf("GIT_CONFIG_VALUE_%d", i)]
+	}
+	return out
+}
+
+// Every call names the repository gh itself would resolve: the remote
+// marked gh-resolved, then upstream, then origin; a checkout without a
+// GitHub remote is refused before gh starts.
+func TestGHIsPinnedToTheBaseRepository(t *testing.T) {
+	gittest.Home(t, "")
+	for _, c := range []struct {
+		name   string
+		config []string
+		want   string
+	}{
+		{"origin only", []string{"remote.origin.url", "git@github.com:me/app.git"}, "github.com/me/app"},
+		{"upstream over origin", []string{"remote.origin.url", "https://github.com/me/fork.git", "remote.upstream.url", "https://github.com/octo/hello"}, "github.com/octo/hello"},
+		{"gh-resolved over upstream", []string{"remote.origin.url", "https://github.com/me/fork.git", "remote.origin.gh-resolved", "base", "remote.upstream.url", "https://github.com/octo/hello"}, "github.com/me/fork"},
+		{"not on GitHub", []string{"remote.origin.url", "https://gitlab.com/me/app.git"}, ""},
+		{"no remote", nil, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := repoWith(t, map[string]string{"a.txt": "a\n"}, c.config...)
+			g := newRecordingGH(t, "")
+			_, err := openGH(t, dir, g).GitHubList(ctx, closed, "issues", "", 0)
+			if c.want == "" {
+				wantRefusal(t, err, ErrNoGitHub)
+				if len(g.calls(t)) != 0 {
+					t.Fatal("gh ran for a project without a GitHub remote")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := g.calls(t)[0].args
+			if i := slices.Index(args, "--repo"); i < 0 || args[i+1] != c.want {
+				t.Fatalf("gh %q, want --repo %s", args, c.want)
+			}
+		})
+	}
+}
+
+// gh's git gets the closed gate's options and environment for a phone
+// with the switch off, and only the options everyone gets for the
+// desktop; nothing else of gatehouse's environment reaches gh.
+func TestGHEnvironment(t *testing.T) {
+	gittest.Home(t, "")
+	t.Setenv("GATEHOUSE_TEST_CANARY", "must-not-reach-gh")
+	t.Setenv("GH_HOST", "github.com")
+	dir := repoWith(t, map[string]string{"a.txt": "a\n"}, "remote.origin.url", "https://github.com/octo/hello.git")
+	g := newRecordingGH(t, "")
+	r := openGH(t, dir, g)
+	if _, err := r.GitHubList(ctx, closed, "pulls", "all", 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.GitHubList(ctx, desktop, "pulls", "all", 0); err != nil {
+		t.Fatal(err)
+	}
+	calls := g.calls(t)
+	phone, desk := calls[0].env, calls[1].env
+	for _, env := range []map[string]string{phone, desk} {
+		if env["GATEHOUSE_TEST_CANARY"] != "" {
+			t.Fatal("gatehouse's environment reached gh")
+		}
+		if env["GH_PROMPT_DISABLED"] != "1" || env["GH_HOST"] != "github.com" || env["GIT_DIR"] == "" || env["GIT_TERMINAL_PROMPT"] != "0" {
+			t.Fatalf("gh's environment: %v", env)
+		}
+	}
+	if forcedConfig(phone)["core.hooksPath"] != "/dev/null" || phone["GIT_ALLOW_PROTOCOL"] == "" {
+		t.Fatalf("the phone's gh lacks the closed gate's git options: %v", forcedConfig(phone))
+	}
+	if _, ok := forcedConfig(desk)["core.hooksPath"]; ok {
+		t.Fatalf("the desktop's gh got the closed gate's options: %v", forcedConfig(desk))
+	}
+	if !slices.Equal(calls[0].args, []string{"pr", "list", "--repo", "github.com/octo/hello", "--json", ghLists["pulls"].fields, "--limit", "30", "--state", "all"}) {
+		t.Fatalf("args: %q", calls[0].args)
+	}
+}
+
+// A checkout whose config runs a program from git (a clean filter, which
+// the git that gh starts would run on a dirty file): for the desktop the
+// program runs, the attack as it stands; for a phone with the switch off,
+// a merge (Change gate) is refused before gh starts, and a read hands gh's
+// git the decision's filter overrides, so the program does not run either.
+func TestGHOnAHostileCheckout(t *testing.T) {
+	gittest.Home(t, "")
+	marker := filepath.Join(t.TempDir(), "ran")
+	cmd := filepath.Join(t.TempDir(), "evil.sh")
+	if err := os.WriteFile(cmd, []byte("#!/bin/sh\ntouch '"+marker+"'\ncat\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := repoWith(t, map[string]string{"a.txt": "a\n", ".gitattributes": "*.txt filter=evil\n"},
+		"remote.origin.url", "https://github.com/octo/hello.git", "filter.evil.clean", cmd)
+	dirty(t, dir)
+	g := newRecordingGH(t, "")
+	r := openGH(t, dir, g)
+
+	if _, err := r.PullMerge(ctx, desktop, 3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatal("the attack does not work for the desktop, so this test proves nothing")
+	}
+	os.Remove(marker)
+	before := len(g.calls(t))
+
+	_, err := r.PullMerge(ctx, closed, 3)
+	wantRefusal(t, err, ErrRefused)
+	if len(g.calls(t)) != before {
+		t.Fatal("gh ran for a refused merge")
+	}
+	if _, err := r.GitHubList(ctx, closed, "issues", "", 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("gh's git ran the checkout's program for a phone")
+	}
+}
+
+// gh's usual failures read as fixed sentences; anything else carries gh's
+// first line with no local folder in it, at most 300 bytes of it.
+func TestGHFailures(t *testing.T) {
+	home := gittest.Home(t, "")
+	dir := repoWith(t, map[string]string{"a.txt": "a\n"}, "remote.origin.url", "https://github.com/octo/hello.git")
+	for _, c := range []struct {
+		stderr string
+		want   error
+	}{
+		{"HTTP 401: Bad credentials (https://api.github.com/graphql)", ErrGHSignedOut},
+		{"To get started with GitHub CLI, please run:  gh auth login", ErrGHSignedOut},
+		{"GraphQL: API rate limit exceeded for user ID 1.", ErrGHRateLimited},
+		{"GraphQL: Could not resolve to a PullRequest with the number of 99. (repository.pullRequest)", ErrGHNotFound},
+	} {
+		_, err := openGH(t, dir, newRecordingGH(t, c.stderr)).GitHubItem(ctx, closed, "pull", 99)
+		wantRefusal(t, err, c.want)
+	}
+	long := "failed to run git: " + home + "/secret/place and " + dir + " " + strings.Repeat("x", 400)
+	_, err := openGH(t, dir, newRecordingGH(t, long)).GitHubItem(ctx, closed, "issue", 1)
+	s := refusal.Sentence(err)
+	if !errors.Is(err, ErrGHFailed) || strings.Contains(s, home) || strings.Contains(s, dir) || !strings.Contains(s, "~/secret/place") || len(s) > 300+len("GitHub refused this: ") {
+		t.Fatalf("sentence %q", s)
+	}
+	_, err = openGH(t, dir, &recordingGH{path: filepath.Join(t.TempDir(), "no-gh")}).GitHubItem(ctx, closed, "issue", 1)
+	wantRefusal(t, err, ErrGHMissing)
+}
+
+// A device's text never becomes an option: a search query goes after
+// "--", a title in --title=, bodies on stdin; numbers and states are
+// checked; a pull request's diff drops the secret file's section below
+// full, as git.diff does.
+func TestGHArgumentsAndSecrets(t *testing.T) {
+	gittest.Home(t, "")
+	dir := repoWith(t, map[string]string{"a.txt": "a\n"}, "remote.origin.url", "https://github.com/octo/hello.git")
+	g := newRecordingGH(t, "")
+	r := openGH(t, dir, g)
+	if _, err := r.GitHubSearch(ctx, closed, "--repo=evil/other is:open", 0); err != nil {
+		t.Fatal(err)
+	}
+	args := g.calls(t)[0].args
+	if args[len(args)-2] != "--" || args[len(args)-1] != "--repo=evil/other is:open" || !slices.Contains(args, "octo/hello") {
+		t.Fatalf("search args %q", args)
+	}
+	if _, err := r.GitHubComment(ctx, closed, 5, "--body hello\n"); err != nil {
+		t.Fatal(err)
+	}
+	if c := g.calls(t)[1]; c.stdin != "--body hello\n" || slices.Contains(c.args, "--body hello\n") {
+		t.Fatalf("comment %q stdin %q", c.args, c.stdin)
+	}
+	for _, bad := range []func() error{
+		func() error { _, err := r.GitHubList(ctx, closed, "issues", "merged", 0); return err },
+		func() error { _, err := r.GitHubList(ctx, closed, "issues", "--web", 0); return err },
+		func() error { _, err := r.GitHubItem(ctx, closed, "pull", -1); return err },
+		func() error { _, err := r.GitHubList(ctx, closed, "issues", "", 5000); return err },
+		func() error { _, err := r.PullReview(ctx, closed, 1, "dismiss", ""); return err },
+		func() error { _, err := r.PullReview(ctx, closed, 1, "comment", ""); return err },
+		func() error { _, err := r.GitHubComment(ctx, closed, 1, strings.Repeat("x", MaxGHBody+1)); return err },
+	} {
+		if err := bad(); refusal.KindOf(err) != refusal.BadParams {
+			t.Errorf("refused as %v: %v", refusal.KindOf(err), err)
+		}
+	}
+	df, err := r.PullDiff(ctx, closed, trust.View, 3)
+	if err != nil || strings.Contains(df.Diff, "secret-marker") || !strings.Contains(df.Diff, "+b") || df.HiddenSecrets != 1 {
+		t.Fatalf("view diff %+v %v", df, err)
+	}
+	if df, _ := r.PullDiff(ctx, closed, trust.Full, 3); !strings.Contains(df.Diff, "secret-marker") {
+		t.Fatal("full does not see the secret section")
+	}
+	done, err := r.PullMerge(ctx, closed, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := g.calls(t)
+	if last := calls[len(calls)-1].args; !slices.Contains(last, "--squash") || done.URL == "" {
+		t.Fatalf("merge used %q (the repository allows squash and rebase, not merge commits)", last)
+	}
+}
+
+// A pull request from a fork: the branch is pushed (through the gate, to
+// where git push goes), the head is named owner:branch and the base is the
+// base repository's default branch. (The desktop's trust: the test's
+// push goes to a local folder through url.insteadOf, which the closed gate
+// refuses.)
+func TestPullCreateFromAFork(t *testing.T) {
+	gittest.Home(t, "")
+	remote := t.TempDir()
+	git(t, remote, "init", "-q", "--bare")
+	dir := repoWith(t, map[string]string{"a.txt": "a\n"},
+		"remote.origin.url", "https://github.com/me/hello.git", "remote.upstream.url", "https://github.com/octo/hello.git",
+		"url."+remote+".insteadOf", "https://github.com/me/hello.git")
+	git(t, dir, "switch", "-q", "-c", "feature")
+	write(t, dir, map[string]string{"f.txt": "f\n"})
+	git(t, dir, "add", "f.txt")
+	git(t, dir, "commit", "-qm", "feature")
+	g := newRecordingGH(t, "")
+	done, err := openGH(t, dir, g).PullCreate(ctx, desktop, PullCreateOptions{Title: "-t Add f", Body: "why\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(git(t, remote, "branch"), "feature") {
+		t.Fatal("the branch was not pushed")
+	}
+	calls := g.calls(t)
+	last := calls[len(calls)-1]
+	want := []string{"pr", "create", "--repo", "github.com/octo/hello", "--head", "me:feature", "--base", "trunk", "--title=-t Add f", "--body-file", "-"}
+	if !slices.Equal(last.args, want) || last.stdin != "why\n" || done.URL != "https://github.com/octo/hello/pull/9" {
+		t.Fatalf("pr create %q stdin %q done %+v", last.args, last.stdin, done)
+	}
+}

@@ -1,0 +1,155 @@
+package methods
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gatehouse/gatehouse/gate"
+	"github.com/gatehouse/gatehouse/rpc"
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+// The GitHub methods: the user's own gh on the computer, pinned to the
+// repository gh resolves for the project (gate/github.go). Reads wait in
+// the slow-read lane (each is a round trip to GitHub); changes are
+// once-methods in the background lane.
+func registerGitHub(r *rpc.Registry) error {
+	type listParams struct {
+		Target string `json:"target"`
+		State  string `json:"state,omitempty"`
+		Offset int    `json:"offset,omitempty"`
+	}
+	list := func(kind string) func(context.Context, *rpc.Call, listParams) (any, error) {
+		return func(ctx context.Context, c *rpc.Call, p listParams) (any, error) {
+			_, repo, err := repoOf(c, p.Target)
+			if err != nil {
+				return nil, err
+			}
+			return repo.GitHubList(ctx, c.Trust, kind, p.State, p.Offset)
+		}
+	}
+	type numberParams struct {
+		Target string `json:"target"`
+		Number int64  `json:"number"`
+	}
+	return errors.Join(
+		rpc.Register(r, rpc.Method{Name: "github.repos", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 60 * time.Second,
+			Params: "{offset?} -> {items: [{nameWithOwner, description, isPrivate, updatedAt, url}], next?} (the signed-in account's, for a clone; pages of 30)"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Offset int `json:"offset,omitempty"`
+			}) (any, error) {
+				return gate.GHRepos(ctx, c.Host().Targets().GH(), p.Offset)
+			}),
+		rpc.Register(r, rpc.Method{Name: "github.issues", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 60 * time.Second,
+			Params: "{target, state?: open|closed|all, offset?} -> {repo, items: [{number, title, state, author, updatedAt, labels}], next?} (pages of 30)"},
+			list("issues")),
+		rpc.Register(r, rpc.Method{Name: "github.pulls", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 60 * time.Second,
+			Params: "{target, state?: open|closed|merged|all, offset?} -> {repo, items: [{number, title, state, author, headRefName, baseRefName, isDraft, updatedAt, reviewDecision}], next?} (pages of 30)"},
+			list("pulls")),
+		rpc.Register(r, rpc.Method{Name: "github.runs", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 60 * time.Second,
+			Params: "{target, offset?} -> {repo, items: [{databaseId, displayTitle, status, conclusion, workflowName, headBranch, event, createdAt}], next?} (CI runs, pages of 30)"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Target string `json:"target"`
+				Offset int    `json:"offset,omitempty"`
+			}) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return repo.GitHubList(ctx, c.Trust, "runs", "", p.Offset)
+			}),
+		rpc.Register(r, rpc.Method{Name: "github.item", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 60 * time.Second,
+			Params: "{target, kind: issue|pull|run, number} -> gh's view: an issue with comments, a pull request with statusCheckRollup and reviews, a run with jobs"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Target string `json:"target"`
+				Kind   string `json:"kind"`
+				Number int64  `json:"number"`
+			}) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return repo.GitHubItem(ctx, c.Trust, p.Kind, p.Number)
+			}),
+		rpc.Register(r, rpc.Method{Name: "github.search", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 60 * time.Second,
+			Params: "{target, query, offset?} -> {repo, items: [{number, title, state, author, isPullRequest, updatedAt, url}], next?} (issues and pull requests of the project's repository only)"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Target string `json:"target"`
+				Query  string `json:"query"`
+				Offset int    `json:"offset,omitempty"`
+			}) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return repo.GitHubSearch(ctx, c.Trust, p.Query, p.Offset)
+			}),
+		rpc.Register(r, rpc.Method{Name: "github.comment", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 60 * time.Second,
+			Params: "{target, number, body, sendId?} -> {url}"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Target string `json:"target"`
+				Number int64  `json:"number"`
+				Body   string `json:"body"`
+				SendID string `json:"sendId,omitempty"`
+			}) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return repo.GitHubComment(ctx, c.Trust, p.Number, p.Body)
+			}),
+		rpc.Register(r, rpc.Method{Name: "pull.diff", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 60 * time.Second,
+			Params: "{target, number} -> {diff, truncated, hiddenSecrets?} (secret files' sections dropped, as in git.diff)"},
+			func(ctx context.Context, c *rpc.Call, p numberParams) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return repo.PullDiff(ctx, c.Trust, c.Grant, p.Number)
+			}),
+		rpc.Register(r, rpc.Method{Name: "pull.review", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 60 * time.Second,
+			Params: "{target, number, event: approve|request-changes|comment, body?, sendId?} -> {url?}"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Target string `json:"target"`
+				Number int64  `json:"number"`
+				Event  string `json:"event"`
+				Body   string `json:"body,omitempty"`
+				SendID string `json:"sendId,omitempty"`
+			}) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return repo.PullReview(ctx, c.Trust, p.Number, p.Event, p.Body)
+			}),
+		rpc.Register(r, rpc.Method{Name: "pull.merge", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 2 * time.Minute,
+			Params: "{target, number, sendId?} -> {url?} (the first method the repository allows: merge commit, squash, rebase; refused when the checkout's config would run a program)"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Target string `json:"target"`
+				Number int64  `json:"number"`
+				SendID string `json:"sendId,omitempty"`
+			}) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return repo.PullMerge(ctx, c.Trust, p.Number)
+			}),
+		rpc.Register(r, rpc.Method{Name: "pull.create", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 3 * time.Minute,
+			Params: "{target, title, body?, base?, sendId?} -> {url} (pushes the current branch first; base: the base repository's default branch when left out)"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Target string `json:"target"`
+				Title  string `json:"title"`
+				Body   string `json:"body,omitempty"`
+				Base   string `json:"base,omitempty"`
+				SendID string `json:"sendId,omitempty"`
+			}) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return repo.PullCreate(ctx, c.Trust, gate.PullCreateOptions{Title: p.Title, Body: p.Body, Base: p.Base})
+			}),
+	)
+}
