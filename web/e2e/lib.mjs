@@ -12,24 +12,35 @@ const axeSource = readFileSync(join(here, '..', 'node_modules', 'axe-core', 'axe
 export const WIDTHS = [[320, 700], [390, 844], [768, 1024]];
 export const SCHEMES = ['light', 'dark'];
 
-// shots saves name-WIDTH-SCHEME.png for each size and scheme, and puts the
-// page back as it was.
+// schemeOf says which colour scheme the page sees now, so a helper can put
+// back what it found rather than assume light.
+function schemeOf(page) {
+  return page.evaluate(() => (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'));
+}
+
+// shots saves name-WIDTH-SCHEME.png for each size and scheme, full page,
+// failing first if the page scrolls sideways, and puts the page back as it
+// was (viewport, colour scheme, scroll).
 export async function shots(page, name, dir) {
   const size = page.viewportSize();
+  const found = await schemeOf(page);
   const scroll = await page.evaluate(() => window.scrollY);
   try {
     for (const scheme of SCHEMES) {
       await page.emulateMedia({ colorScheme: scheme });
       for (const [width, height] of WIDTHS) {
         await page.setViewportSize({ width, height });
-        const wide = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        // The layout viewport (clientWidth), not innerWidth: a mobile
+        // browser zooms out to fit a too-wide page, and innerWidth grows
+        // with it, so innerWidth would hide the very overflow looked for.
+        const wide = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
         if (wide > 1) throw new Error(`the ${name} screen scrolls sideways by ${wide} px at ${width} px (${scheme})`);
         await page.screenshot({ path: join(dir, `${name}-${width}-${scheme}.png`), fullPage: true });
       }
     }
   } finally {
-    await page.emulateMedia({ colorScheme: 'light' });
-    await page.setViewportSize(size);
+    await page.emulateMedia({ colorScheme: found });
+    if (size) await page.setViewportSize(size);
     await page.evaluate((y) => window.scrollTo(0, y), scroll);
   }
 }
@@ -41,6 +52,7 @@ export async function shots(page, name, dir) {
 // served with.
 export async function axe(page, name) {
   const all = [];
+  const was = await schemeOf(page);
   try {
     for (const scheme of SCHEMES) {
       await page.emulateMedia({ colorScheme: scheme });
@@ -52,7 +64,7 @@ export async function axe(page, name) {
       all.push(...found.map((v) => ({ ...v, scheme })));
     }
   } finally {
-    await page.emulateMedia({ colorScheme: 'light' });
+    await page.emulateMedia({ colorScheme: was });
   }
   const bad = all.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   if (bad.length) {
@@ -62,7 +74,8 @@ export async function axe(page, name) {
 }
 
 // installable checks, from inside the page, that its manifest is linked
-// and has what an install needs, and that every icon loads at its size.
+// and has what an install needs, and that every icon loads as a PNG of the
+// size it claims (read from the PNG's own header, fetched as the page would).
 export async function installable(page) {
   const problem = await page.evaluate(async () => {
     const link = document.querySelector('link[rel="manifest"]');
@@ -75,21 +88,31 @@ export async function installable(page) {
     } catch {
       return 'the manifest is not JSON';
     }
-    for (const k of ['name', 'short_name', 'start_url', 'display', 'icons']) if (!m[k]) return `the manifest lacks ${k}`;
-    const sizes = new Set();
+    if (m.name !== 'gatehouse') return `the manifest's name is ${JSON.stringify(m.name)}`;
+    for (const k of ['short_name', 'background_color', 'theme_color']) if (typeof m[k] !== 'string' || !m[k]) return `the manifest lacks ${k}`;
+    for (const k of ['start_url', 'scope']) if (m[k] !== './') return `the manifest's ${k} is ${JSON.stringify(m[k])}, not "./"`;
+    if (m.display !== 'standalone') return `the manifest's display is ${JSON.stringify(m.display)}`;
+    if (!Array.isArray(m.icons) || !m.icons.length) return 'the manifest has no icons';
+    const have = new Set();
     for (const icon of m.icons) {
-      const img = new Image();
-      img.src = new URL(icon.src, link.href).href;
+      const r = await fetch(new URL(icon.src, link.href));
+      if (!r.ok) return `icon ${icon.src} answered ${r.status}`;
+      if (r.headers.get('content-type') !== 'image/png' || icon.type !== 'image/png') return `icon ${icon.src} is not served as image/png`;
+      const bytes = await r.arrayBuffer();
+      const b = new DataView(bytes);
+      if (b.byteLength < 24 || b.getUint32(0) !== 0x89504e47 || b.getUint32(12) !== 0x49484452) return `icon ${icon.src} is not a PNG`;
+      const size = `${b.getUint32(16)}x${b.getUint32(20)}`;
+      if (size !== icon.sizes) return `icon ${icon.src} is ${size}, not ${icon.sizes}`;
+      // and it decodes whole, at that size: a good header on bad pixels fails here
       try {
-        await img.decode();
+        const bitmap = await createImageBitmap(new Blob([bytes], { type: 'image/png' }));
+        if (`${bitmap.width}x${bitmap.height}` !== size) return `icon ${icon.src} decodes at ${bitmap.width}x${bitmap.height}`;
       } catch {
-        return `icon ${icon.src} does not load`;
+        return `icon ${icon.src} does not decode`;
       }
-      if (`${img.naturalWidth}x${img.naturalHeight}` !== icon.sizes) return `icon ${icon.src} is ${img.naturalWidth}x${img.naturalHeight}, not ${icon.sizes}`;
-      sizes.add(icon.sizes);
-      if ((icon.purpose || '').includes('maskable')) sizes.add('maskable');
+      for (const purpose of (icon.purpose || 'any').split(' ')) have.add(`${purpose} ${size}`);
     }
-    for (const s of ['192x192', '512x512', 'maskable']) if (!sizes.has(s)) return `no ${s} icon`;
+    for (const want of ['any 192x192', 'any 512x512', 'maskable 512x512']) if (!have.has(want)) return `no ${want} icon`;
     return '';
   });
   if (problem) throw new Error(`the page is not installable: ${problem}`);
