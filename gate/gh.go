@@ -95,10 +95,20 @@ func (r *Repo) ghEnv(t trust.Trust, d *decision) []string {
 	if r != nil {
 		env = r.environ(t, sub{name: "gh", network: true})
 	} else {
+		// no checkout: the allowlist and gatehouse's own git variables
+		// (a clone's git reads them as any git does)
 		for _, kv := range os.Environ() {
 			name, _, _ := strings.Cut(kv, "=")
 			if kept(name, append(append([]string{}, keepEnv...), networkEnv...)) {
 				env = append(env, kv)
+			}
+		}
+		for _, o := range everyoneEnv {
+			env = append(env, o.Key+"="+o.Value)
+		}
+		if t.Closed() {
+			for _, o := range closedEnv {
+				env = append(env, o.Key+"="+o.Value)
 			}
 		}
 	}
@@ -111,7 +121,7 @@ func (r *Repo) ghEnv(t trust.Trust, d *decision) []string {
 		}
 	}
 	env = append(env, ghForcedEnv...)
-	if r == nil {
+	if r == nil && !t.Closed() {
 		return env
 	}
 	opts := append([]Option{}, everyone...)

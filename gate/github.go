@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gatehouse/gatehouse/internal/refusal"
@@ -396,4 +401,75 @@ func GHRepos(ctx context.Context, ghPath string, offset int) (*GHList, error) {
 	}
 	p, err := page(out, offset, limit)
 	return &p, err
+}
+
+var (
+	ErrBadRepoName = refusal.New(refusal.BadParams, "bad repository name",
+		"Name a GitHub repository as owner/name.")
+	ErrNoCloneFolder = refusal.New(refusal.Refused, "no free clone folder",
+		"Every folder name for this repository in the clones folder is taken. Remove old clones on the computer.")
+)
+
+// maxCloneNames bounds the -2, -3 … tried for a clone's folder.
+const maxCloneNames = 99
+
+// cloneTimeout bounds one clone.
+const cloneTimeout = 10 * time.Minute
+
+// ParseRepoName reads "owner/name" (or "host/owner/name" on a GitHub
+// host) as gh's repository names.
+func ParseRepoName(s string) (GHRepo, error) {
+	parts := strings.Split(s, "/")
+	host := ghHosts()[len(ghHosts())-1] // GH_HOST when set, else github.com
+	if len(parts) == 3 {
+		host, parts = strings.ToLower(parts[0]), parts[1:]
+	}
+	if len(parts) != 2 || !ghNamePart(parts[0]) || !ghNamePart(parts[1]) || !onGitHubHost(host) {
+		return GHRepo{}, ErrBadRepoName
+	}
+	return GHRepo{Host: host, Owner: parts[0], Name: parts[1]}, nil
+}
+
+// ClaimCloneFolder makes a new, empty folder for a clone of repo in
+// clones: the repository's name, or name-2, name-3 … when taken. Making it
+// is the claim (mkdir fails on a name that exists, whoever made it), so
+// two clones never share a folder and nothing there is ever overwritten.
+func ClaimCloneFolder(clones string, repo GHRepo) (string, error) {
+	if err := os.MkdirAll(clones, 0o755); err != nil {
+		return "", fmt.Errorf("clones folder: %w", err)
+	}
+	for i := 1; i <= maxCloneNames; i++ {
+		name := repo.Name
+		if i > 1 {
+			name = fmt.Sprintf("%s-%d", repo.Name, i)
+		}
+		dir := filepath.Join(clones, name)
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("clone folder: %w", err)
+		}
+	}
+	return "", ErrNoCloneFolder
+}
+
+// ReleaseCloneFolder gives back a claimed folder no clone wrote to: rmdir,
+// so never anything in it.
+func ReleaseCloneFolder(dir string) { _ = os.Remove(dir) }
+
+// Clone clones repo into dir (claimed by ClaimCloneFolder) with the user's
+// gh, which picks their protocol and adds upstream for a fork. Its git gets
+// the closed gate's options when t is closed; submodules are not cloned.
+// When the clone fails, dir and what the clone wrote in it are removed:
+// the folder was made for it, so nothing else is in it.
+func Clone(ctx context.Context, ghPath string, t trust.Trust, repo GHRepo, dir string) error {
+	_, err := runGH(ctx, ghBinary(ghPath), nil, t, nil, ghCall{args: []string{"repo", "clone", repo.String(), dir, "--", "--no-recurse-submodules"}, timeout: cloneTimeout, host: repo.Host})
+	if err != nil {
+		if rmErr := os.RemoveAll(dir); rmErr != nil {
+			return errors.Join(err, rmErr)
+		}
+	}
+	return err
 }

@@ -337,3 +337,83 @@ func TestPullCreateFromAFork(t *testing.T) {
 		t.Fatalf("pr create %q stdin %q done %+v", last.args, last.stdin, done)
 	}
 }
+
+// A clone's folder is claimed by making it: a taken name (whoever took it)
+// gets -2, -3 …, and what was there is never touched.
+func TestClaimCloneFolder(t *testing.T) {
+	clones := t.TempDir()
+	write(t, clones, map[string]string{"hello/mine.txt": "mine\n"})
+	repo := GHRepo{Host: "github.com", Owner: "octo", Name: "hello"}
+	for _, want := range []string{"hello-2", "hello-3"} {
+		dir, err := ClaimCloneFolder(clones, repo)
+		if err != nil || filepath.Base(dir) != want {
+			t.Fatalf("claimed %s %v, want %s", dir, err, want)
+		}
+	}
+	if read(t, filepath.Join(clones, "hello", "mine.txt")) != "mine\n" {
+		t.Fatal("a taken folder was touched")
+	}
+	for _, c := range []struct {
+		in   string
+		want string
+	}{
+		{"octo/hello", "github.com/octo/hello"}, {"github.com/octo/hello", "github.com/octo/hello"},
+		{"evil.example/octo/hello", ""}, {"octo/-x", ""}, {"octo/../x", ""}, {"octo", ""}, {"a/b/c/d", ""}, {"octo/he llo", ""},
+	} {
+		g, err := ParseRepoName(c.in)
+		if got := g.String(); c.want != "" && (err != nil || got != c.want) || c.want == "" && err == nil {
+			t.Errorf("ParseRepoName(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+}
+
+// gh clones (its git with the closed gate's options for a closed caller,
+// no submodules); when it fails, the folder made for it is removed with
+// what it wrote, and nothing beside it.
+func TestCloneThroughGH(t *testing.T) {
+	gittest.Home(t, "")
+	src := gittest.Init(t, map[string]string{"a.txt": "a\n"})
+	clones := t.TempDir()
+	write(t, clones, map[string]string{"keep/k.txt": "k\n"})
+	bin := t.TempDir()
+	envLog := filepath.Join(bin, "env")
+	script := func(fail bool) string {
+		s := "#!/bin/sh\nenv > '" + envLog + "'\n" +
+			"[ \"$1 $2\" = 'repo clone' ] || exit 2\n" +
+			// gh would clone over https; the test's source is a local folder,
+			// which the closed gate's GIT_ALLOW_PROTOCOL rightly refuses, so
+			// the stand-in lifts that for its own clone only.
+			"env -u GIT_ALLOW_PROTOCOL git -c protocol.file.allow=always clone -q '" + src + "' \"$4\" || exit 1\n"
+		if fail {
+			s += "echo 'failed to clone: network is down' >&2; exit 1\n"
+		}
+		return s
+	}
+	repo := GHRepo{Host: "github.com", Owner: "octo", Name: "hello"}
+	for _, fail := range []bool{false, true} {
+		gh := filepath.Join(bin, fmt.Sprintf("gh-%v", fail))
+		if err := os.WriteFile(gh, []byte(script(fail)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		dir, err := ClaimCloneFolder(clones, repo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = Clone(ctx, gh, closed, repo, dir)
+		env, _ := os.ReadFile(envLog)
+		if !strings.Contains(string(env), "=core.hooksPath") || !strings.Contains(string(env), "GIT_ALLOW_PROTOCOL=") {
+			t.Fatalf("gh's git lacks the closed gate's options:\n%s", env)
+		}
+		if fail {
+			wantRefusal(t, err, ErrGHFailed)
+			if _, statErr := os.Stat(dir); !os.IsNotExist(statErr) {
+				t.Fatal("a failed clone's folder stayed")
+			}
+		} else if err != nil || read(t, filepath.Join(dir, "a.txt")) != "a\n" {
+			t.Fatalf("clone: %v", err)
+		}
+	}
+	if read(t, filepath.Join(clones, "keep", "k.txt")) != "k\n" {
+		t.Fatal("a failed clone touched another folder")
+	}
+}

@@ -67,6 +67,9 @@ type HostOptions struct {
 	// Remember, when set, records a worktree gatehouse made (kind, path,
 	// parent id), or forgets one (path ""), in the state folder.
 	Remember func(kind trust.TargetKind, id, path, parent string)
+	// ClonesDir is where projects.clone puts a repository ("" refuses
+	// clones).
+	ClonesDir string
 }
 
 // Host answers devices' requests: every transport (LAN, relay, do) ends here.
@@ -113,6 +116,22 @@ func (h *Host) AddWorktree(path, parent string) (*Target, error) {
 	}
 	if h.o.Remember != nil {
 		h.o.Remember(trust.Worktree, t.ID, t.Root.Path(), parent)
+	}
+	return t, nil
+}
+
+// ClonesDir is where projects.clone puts repositories.
+func (h *Host) ClonesDir() string { return h.o.ClonesDir }
+
+// AddClone serves a repository cloned for a device, from now on and after
+// a restart.
+func (h *Host) AddClone(path string) (*Target, error) {
+	t, err := h.o.Targets.Add(path, trust.Clone, "")
+	if err != nil {
+		return nil, err
+	}
+	if h.o.Remember != nil {
+		h.o.Remember(trust.Clone, t.ID, t.Root.Path(), "")
 	}
 	return t, nil
 }

@@ -81,7 +81,7 @@ func (ts *Targets) GH() string { return ts.git.GH }
 func (ts *Targets) servedLocked() []string {
 	var out []string
 	for _, t := range ts.byID {
-		if t.Kind == trust.Served {
+		if t.Kind == trust.Served || t.Kind == trust.Clone {
 			out = append(out, t.Root.Path())
 		}
 	}

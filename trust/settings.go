@@ -1,5 +1,7 @@
 package trust
 
+import "path/filepath"
+
 // Settings are the host's settings in settings.json.
 type Settings struct {
 	// FullAccess is the "Full access for remote devices" switch. Off by
@@ -9,6 +11,24 @@ type Settings struct {
 	// with the switch off starts (gate.Options.MemoryLimitMiB): 0 means the
 	// default (1 GiB); values below gate's minimum (256) read as it.
 	GitMemoryLimitMiB int `json:"gitMemoryLimitMiB,omitempty"`
+	// ClonesDir is where projects.clone puts repositories a device asks
+	// for; "" means DefaultClonesDir under the home folder.
+	ClonesDir string `json:"clonesDir,omitempty"`
+}
+
+// DefaultClonesDir is the clones folder under the home folder when
+// settings.json names none: a folder of its own, so a clone asked for from
+// a phone never lands among the checkouts the person made by hand (its
+// names are claimed, -2, -3 …, never reused), and never in the state
+// folder, whose files are keys.
+const DefaultClonesDir = "gatehouse-clones"
+
+// ClonesFolder is the clones folder these settings name, for home.
+func (s Settings) ClonesFolder(home string) string {
+	if s.ClonesDir != "" {
+		return s.ClonesDir
+	}
+	return filepath.Join(home, DefaultClonesDir)
 }
 
 // Settings returns the current settings; a missing or corrupt file reads as

@@ -17,6 +17,9 @@ const (
 	Served TargetKind = "served"
 	// Worktree: a linked worktree gatehouse made for a device.
 	Worktree TargetKind = "worktree"
+	// Clone: a repository a device had cloned (projects.clone), served
+	// from then on.
+	Clone TargetKind = "clone"
 )
 
 // Target is a folder devices may address by its id.
@@ -57,7 +60,7 @@ func (s *Store) Targets() []Target {
 // AddTarget records dir as a target of the given kind and returns it. Adding
 // a folder that is already a target returns the existing entry.
 func (s *Store) AddTarget(dir string, kind TargetKind, parent string) (Target, error) {
-	if kind != Served && kind != Worktree {
+	if kind != Served && kind != Worktree && kind != Clone {
 		return Target{}, fmt.Errorf("invalid target kind %q", kind)
 	}
 	canon, err := Canonical(dir)

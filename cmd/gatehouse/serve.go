@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -76,6 +77,15 @@ func hostOptions(store *trust.Store, paths []string, logger *slog.Logger) (rpc.H
 		}
 		served[t.ID] = true
 	}
+	for _, t := range store.Targets() { // repositories cloned for a device earlier
+		if t.Kind == trust.Clone {
+			if ct, err := targets.Add(t.Path, trust.Clone, ""); err == nil {
+				served[ct.ID] = true
+			} else {
+				cmp.Or(logger, slog.Default()).Warn("a clone made earlier is not served", "path", t.Path, "err", err)
+			}
+		}
+	}
 	for _, t := range store.Targets() { // worktrees made earlier for a device, of a checkout served now
 		if t.Kind == trust.Worktree && served[t.Parent] {
 			_, _ = targets.Add(t.Path, trust.Worktree, t.Parent)
@@ -87,7 +97,7 @@ func hostOptions(store *trust.Store, paths []string, logger *slog.Logger) (rpc.H
 		return rpc.HostOptions{}, nil, err
 	}
 	o := rpc.HostOptions{Registry: reg, Targets: targets, FullAccess: store.FullAccess, Log: log,
-		Version: version, Logger: logger,
+		Version: version, Logger: logger, ClonesDir: store.Settings().ClonesFolder(home),
 		Remember: func(kind trust.TargetKind, id, path, parent string) {
 			if path == "" {
 				_ = store.RemoveTarget(id)
