@@ -1,7 +1,7 @@
 // A checkout's changes: branch header, what is staged and not, staging a
 // file or single hunks, discarding, committing; and a file's readable diff.
 import { h } from './dom.js';
-import { parseDiff, renderDiff } from './diffview.js';
+import { parseDiff, renderDiff } from './diff.js';
 import { state, run, once, note, clearNotes, button, allowed, setTitle, show, go, refresh, pages, lock,
   fullAccess, SECRET_WHY, pref, setPref } from './ui.js';
 import { tabs } from './main.js';
@@ -163,7 +163,7 @@ export async function diffView(p, f, staged) {
     label: staged ? 'Unstage hunk' : 'Stage hunk',
     disabled: Boolean(why),
     why,
-    onNotAllowed: (w) => note(w),
+    onblocked: (w) => note(w),
     onclick: async (index) => {
       clearNotes();
       const out = await run('git.stageHunks', { target: p.id, path: f.path, hunks: [index], diffHash: res.hash, staged }).catch(() => null);

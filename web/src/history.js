@@ -2,7 +2,7 @@
 // or of one file, and a commit's view (git.show): its message, author,
 // files and their diffs.
 import { h } from './dom.js';
-import { parseDiff, renderDiff, counts } from './diffview.js';
+import { parseDiff, renderDiff, countsLabel } from './diff.js';
 import { run, setTitle, show, go, pages, ago, pref } from './ui.js';
 import { tabs } from './main.js';
 
@@ -39,7 +39,8 @@ export async function commitView(p, oid, path) {
     h('ul', { class: 'list files' }, files.map((f, i) => h('li', {}, h('a', { class: 'item', href: `#${anchor(i)}`, onclick: (e) => {
       e.preventDefault();
       document.getElementById(anchor(i)).scrollIntoView();
-    } }, f.path, ' ', counts(f))))),
+    } }, f.path, ' ', h('span', { class: 'counts' }, h('span', { class: 'sr' }, countsLabel(f)),
+      h('span', { class: 'plus', 'aria-hidden': 'true' }, `+${f.adds}`), ' ', h('span', { class: 'minus', 'aria-hidden': 'true' }, `−${f.dels}`)))))),
     res.hiddenSecrets ? h('p', { class: 'note' }, `${res.hiddenSecrets} file(s) left out: secret or hard-linked files are not shown to this device.`) : null,
     diff,
     res.truncated ? h('p', { class: 'muted' }, 'The diff was cut short: it is too long to send to a phone.') : null,
