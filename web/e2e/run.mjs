@@ -84,7 +84,7 @@ try {
   step('paired, projects, installable');
 
   // Changes: paged status, the branch header, a readable diff.
-  await page.getByRole('button', { name: /repo/ }).click();
+  await page.getByRole('button', { name: /^repo\b/ }).click();
   await page.getByRole('heading', { name: /Not staged/ }).waitFor();
   await page.getByRole('button', { name: /^many\/new-59\.txt/ }).waitFor();
   await screen(page, 'changes');
@@ -237,7 +237,7 @@ try {
   await page2.goto(gh('devices', 'link'));
   await page2.getByText('Waiting for the computer to allow this device').waitFor();
   gh('devices', 'allow', '--grant', 'control', '--wait', '20s');
-  await page2.getByRole('button', { name: /repo/ }).click();
+  await page2.getByRole('button', { name: /^repo\b/ }).click();
   await page2.getByText(/does not allow this\. The person at the computer can give this device full access/).waitFor();
   const envRow = page2.getByRole('listitem').filter({ hasText: '.env' });
   await envRow.getByText('Secret').waitFor();

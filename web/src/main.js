@@ -11,6 +11,7 @@ import { changes } from './changes.js';
 import { files, search } from './files.js';
 import { historyOf } from './history.js';
 import { worktrees } from './worktrees.js';
+import { github, cloneScreen } from './github.js';
 
 const storeKey = `gatehouse:${location.host}`;
 
@@ -116,6 +117,7 @@ async function projects() {
     p.kind === 'worktree' ? h('span', { class: 'badge' }, 'worktree') : null, ' ',
     h('span', { class: 'muted' }, p.branch ? `on ${p.branch}` : p.git ? '' : 'folder'))));
   show(h('h2', {}, 'Projects'), items.length ? h('ul', { class: 'list' }, items) : h('p', { class: 'muted' }, 'Nothing is served.'),
+    state.hello.methods.includes('projects.clone') ? h('div', { class: 'row actions' }, h('button', { type: 'button', onclick: () => go((s) => cloneScreen(s)) }, 'Clone a repository')) : null,
     h('p', { class: 'muted' }, `This device has ${state.hello.access} access here.`));
 }
 
@@ -123,6 +125,7 @@ async function projects() {
 export function tabs(p, active) {
   const list = [['changes', 'Changes', (s) => changes(p, s)], ['files', 'Files', (s) => files(p, '', s)], ['search', 'Search', (s) => search(p, s)]];
   if (p.git) list.push(['history', 'History', (s) => historyOf(p, '', s)], ['worktrees', 'Worktrees', () => worktrees(p)]);
+  if (p.git && state.hello.methods.includes('github.pulls')) list.push(['github', 'GitHub', (s) => github(p, s)]);
   return h('nav', { class: 'tabs', 'aria-label': 'Checkout' }, list.map(([name, label, render]) =>
     h('button', { type: 'button', 'aria-current': active === name ? 'page' : false, onclick: () => swap(render) }, label)));
 }
