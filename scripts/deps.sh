@@ -14,6 +14,7 @@ deps=(
   "chromium|chromium|the page's browser test drives a real browser"
   "nodejs|node|the page's tests run on Node.js (20 or newer)"
   "npm|npm|npm ci installs the page's locked test packages"
+  "gh|gh|the GitHub methods run the real gh against a local fake of GitHub's API"
 )
 
 # installed: dpkg knows the package, or its command is there from another
