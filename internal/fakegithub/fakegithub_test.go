@@ -348,6 +348,10 @@ func TestPullMerge(t *testing.T) {
 	if state != "OPEN" {
 		t.Fatalf("a refused merge changed the state to %s", state)
 	}
+	_, errOut, err = gh(t, s, "", "pr", "merge", "4", "-R", R, "--merge")
+	if err == nil || !strings.Contains(errOut, "Pull Request is still a draft") {
+		t.Errorf("draft merge: err %v, stderr %q; want GitHub's refusal", err, errOut)
+	}
 	mustGH(t, s, "", "pr", "merge", "3", "-R", R, "--squash")
 	mustGH(t, s, "", "pr", "merge", "5", "-R", R, "--merge")
 	s.Mu.Lock()
@@ -362,7 +366,7 @@ func TestPullMerge(t *testing.T) {
 			merges = append(merges, r.Variables["input"].(map[string]any)["mergeMethod"].(string))
 		}
 	}
-	if !slices.Equal(merges, []string{"REBASE", "SQUASH", "MERGE"}) {
+	if !slices.Equal(merges, []string{"REBASE", "MERGE", "SQUASH", "MERGE"}) {
 		t.Errorf("merge methods sent = %q (requests %q)", merges, operations(s))
 	}
 	p := decode[item](t, mustGH(t, s, "", "pr", "view", "3", "-R", R, "--json", "state"))
@@ -390,6 +394,14 @@ func TestPullCreate(t *testing.T) {
 	want := []string{"RepositoryInfo", "PullRequestForBranch", "PullRequestCreate"}
 	if got := operations(s); !slices.Equal(got, want) {
 		t.Errorf("requests = %q, want %q", got, want)
+	}
+	out = mustGH(t, s, "", "pr", "create", "-R", s.RepoFlag("octo/hello"),
+		"--head", ForkOwner+":fix", "--base", "main", "--title", "From the fork", "--body-file", "-")
+	s.Mu.Lock()
+	fork := s.Data.Pulls["octo/hello"][len(s.Data.Pulls["octo/hello"])-1]
+	s.Mu.Unlock()
+	if !strings.HasSuffix(strings.TrimSpace(out), "/pull/7") || fork.HeadOwner != ForkOwner || fork.HeadRefName != "fix" {
+		t.Errorf("fork pull: printed %q, created %+v", out, fork)
 	}
 	_, errOut, err := gh(t, s, "again", "pr", "create", "-R", s.RepoFlag("octo/hello"),
 		"--head", "feature", "--base", "main", "--title", "Again", "--body-file", "-")
@@ -423,6 +435,34 @@ func TestAuth(t *testing.T) {
 	}
 	if r := s.Requests(); r[len(r)-1].Operation != "" {
 		t.Errorf("a request without the token was parsed: %+v", r[len(r)-1])
+	}
+}
+
+// TestRepoForms pins the --repo spellings gh 2.23 sends to a host with a
+// port. "https://127.0.0.1:PORT/owner/name" is not one of them: gh drops the
+// port from a URL and dials 127.0.0.1:443.
+func TestRepoForms(t *testing.T) {
+	needGH(t)
+	s := Start(t)
+	for _, repo := range []string{s.RepoFlag("octo/hello"), "octo/hello"} {
+		p := decode[item](t, mustGH(t, s, "", "pr", "view", "3", "-R", repo, "--json", "title"))
+		if p.Title != "Add greeting" {
+			t.Errorf("-R %s: %+v", repo, p)
+		}
+	}
+}
+
+func TestNotFound(t *testing.T) {
+	needGH(t)
+	s := Start(t)
+	for args, want := range map[string]string{
+		"issue view 99 -R " + s.RepoFlag("octo/hello") + " --json title": "GraphQL: Could not resolve to an issue or pull request with the number of 99.",
+		"repo view " + s.RepoFlag("octo/nope") + " --json name":          "GraphQL: Could not resolve to a Repository with the name 'octo/nope'.",
+	} {
+		_, errOut, err := gh(t, s, "", strings.Fields(args)...)
+		if err == nil || !strings.Contains(errOut, want) {
+			t.Errorf("gh %s: err %v, stderr %q, want %q", args, err, errOut, want)
+		}
 	}
 }
 
@@ -473,7 +513,9 @@ func TestParseDocument(t *testing.T) {
 	if got := kids[3].args["states"]; !slices.Equal(got.([]any), []any{"OPEN", "CLOSED"}) {
 		t.Errorf("states = %v", got)
 	}
-	for _, bad := range []string{`{`, `query { a(b: "x) }`, `{ ...Missing }`, `query { a(: 1) }`} {
+	for _, bad := range []string{`{`, `query { a(b: "x) }`, `{ ...Missing }`, `query { a(: 1) }`,
+		strings.Repeat("{a", maxDepth+1) + strings.Repeat("}", maxDepth+1),
+		"{a(b: " + strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1) + ")}"} {
 		if _, err := parseDocument(bad, nil); err == nil {
 			t.Errorf("parseDocument(%q) accepted", bad)
 		}

@@ -36,7 +36,12 @@ type document struct {
 
 var errSyntax = errors.New("graphql syntax error")
 
-const maxQueryBytes = 1 << 20
+// Bounds on what a query may make the fake do; gh's deepest query (a pull
+// request's checks) nests about ten levels.
+const (
+	maxQueryBytes = 1 << 20
+	maxDepth      = 64
+)
 
 type gqlRequest struct {
 	Query     string         `json:"query"`
@@ -170,10 +175,11 @@ func implements(o obj, typ string) bool {
 // operation, fields with aliases and arguments, inline fragments and named
 // fragments. Commas are whitespace, as in the GraphQL grammar.
 type parser struct {
-	src  string
-	pos  int
-	vars map[string]any
-	frag map[string][]selection
+	src   string
+	pos   int
+	depth int // nesting of selections and values, bounded by maxDepth
+	vars  map[string]any
+	frag  map[string][]selection
 }
 
 func parseDocument(src string, vars map[string]any) (doc document, err error) {
@@ -325,7 +331,16 @@ func (p *parser) skipBalanced(open, closing byte) {
 	}
 }
 
+// enter counts one level of nesting; the caller defers the returned func.
+func (p *parser) enter() func() {
+	if p.depth++; p.depth > maxDepth {
+		p.failf("nested deeper than %d", maxDepth)
+	}
+	return func() { p.depth-- }
+}
+
 func (p *parser) selectionSet() []selection {
+	defer p.enter()()
 	p.expect('{')
 	sel := []selection{}
 	for p.skip(); p.peek() != '}'; p.skip() {
@@ -394,6 +409,7 @@ func (p *parser) arguments() map[string]any {
 }
 
 func (p *parser) value() any {
+	defer p.enter()()
 	p.skip()
 	switch c := p.peek(); {
 	case c == '$':

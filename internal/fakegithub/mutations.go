@@ -111,7 +111,10 @@ func (q *query) mergePull(a map[string]any) any {
 	case !allowed[method]:
 		q.fail("UNPROCESSABLE", "mergePullRequest", "%s", mergeRefusals[method])
 		return nil
-	case pull.State != "OPEN":
+	case pull.IsDraft:
+		q.fail("UNPROCESSABLE", "mergePullRequest", "Pull Request is still a draft")
+		return nil
+	case pull.State != "OPEN" || pull.Mergeable == "CONFLICTING":
 		q.fail("UNPROCESSABLE", "mergePullRequest", "Pull Request is not mergeable")
 		return nil
 	}
