@@ -10,6 +10,20 @@
 // GraphQL queries are parsed and answered with exactly the fields gh asks
 // for, from the data in Server.Data.
 //
+// What a user must know about gh 2.23 against this fake:
+//   - --repo takes "127.0.0.1:PORT/owner/name" (RepoFlag) or plain
+//     "owner/name" (GH_HOST supplies the host). The URL form
+//     "https://127.0.0.1:PORT/owner/name" loses its port in gh and dials :443.
+//   - Env is a whole environment, not additions to os.Environ(); HOME is a
+//     folder of the fake's (gh keeps its cache there), GH_CONFIG_DIR the
+//     caller's.
+//   - gh answers some requests without asking: "gh pr view N --json number"
+//     sends nothing. Feature detection (Issue_fields, PullRequest_fields,
+//     Repository_fields) is sent by some commands only, and gh caches it for
+//     a day under HOME, so one Server sees it once.
+//   - gh run inside a git checkout also runs git there (pr create warns about
+//     uncommitted changes); the tests run it in an empty folder.
+//
 // Limits: it is a test fixture, not GitHub. Paging always answers one page,
 // filters other than states and head/base branch are ignored, and any
 // request it does not know gets a 404 and a line in the test log, so a gh
