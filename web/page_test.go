@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehouse/gatehouse/internal/fakegithub"
 	"github.com/gatehouse/gatehouse/internal/gittest"
 )
 
@@ -83,17 +84,64 @@ func TestPageSealsAsTheHostDoes(t *testing.T) {
 // repository (web/e2e/run.mjs). Screenshots go to $GATEHOUSE_ARTIFACTS
 // (default: a temporary folder).
 func TestPageInChromium(t *testing.T) {
+	bin := browserTest(t)
+	gittest.Home(t, "")
+	artifacts := inBrowser(t, bin, "e2e/run.mjs", pageRepo(t), nil)
+	shots, _ := filepath.Glob(filepath.Join(artifacts, "*.png"))
+	if len(shots) < 13*6 {
+		t.Fatalf("screenshots: %v", shots)
+	}
+}
+
+// The page's GitHub screens (web/e2e/github.mjs): serve's gh is the real
+// one, pointed at a local fake of GitHub as an Enterprise host, and the
+// checkout's origin is octo/hello there.
+func TestGitHubPageInChromium(t *testing.T) {
+	bin := browserTest(t)
+	if _, err := exec.LookPath("gh"); err != nil {
+		if os.Getenv("GATEHOUSE_GH_TESTS") == "1" {
+			t.Fatal("the GitHub page test needs gh (Debian's gh package)")
+		}
+		t.Skip("needs gh; make test installs it")
+	}
+	gittest.Home(t, "")
+	fake := fakegithub.Start(t)
+	var env []string
+	for _, kv := range fake.Env(t.TempDir()) {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "GH_") || k == "SSL_CERT_FILE" {
+			env = append(env, kv)
+		}
+	}
+	repo := gittest.Init(t, map[string]string{"README.md": "Hello\n"})
+	gittest.Git(t, repo, "remote", "add", "origin", "https://"+fake.Host+"/octo/hello.git")
+	inBrowser(t, bin, "e2e/github.mjs", repo, env)
+	fake.Mu.Lock()
+	defer fake.Mu.Unlock()
+	pull, issue := fake.Data.Pulls["octo/hello"][0], fake.Data.Issues["octo/hello"][0]
+	if pull.MergedWith != "merge" || issue.Comments[len(issue.Comments)-1].Body != "Here is the log, from the phone." {
+		t.Fatalf("GitHub after the page: pull 3 merged with %q, last comment %+v", pull.MergedWith, issue.Comments[len(issue.Comments)-1])
+	}
+}
+
+// browserTest skips without the browser's pieces and builds gatehouse
+// (before gittest.Home moves HOME, which would move the build cache).
+func browserTest(t *testing.T) string {
+	t.Helper()
 	needNode(t, true)
 	if testing.Short() {
 		t.Skip("the browser test is not short")
 	}
-	// Built before gittest.Home moves HOME, which would move the build cache.
 	bin := filepath.Join(t.TempDir(), "gatehouse")
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/gatehouse").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	gittest.Home(t, "")
-	repo := pageRepo(t)
+	return bin
+}
+
+// inBrowser runs one browser script against a serve of repo and returns
+// the screenshots' folder.
+func inBrowser(t *testing.T, bin, script, repo string, env []string) string {
+	t.Helper()
 	artifacts := os.Getenv("GATEHOUSE_ARTIFACTS")
 	if artifacts == "" {
 		artifacts = t.TempDir()
@@ -102,12 +150,9 @@ func TestPageInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	state := filepath.Join(t.TempDir(), "state")
-	node(t, []string{"GATEHOUSE=" + bin, "REPO=" + repo, "STATE=" + state, "ARTIFACTS=" + artifacts, "CHROMIUM=/usr/bin/chromium"}, "e2e/run.mjs")
-	shots, _ := filepath.Glob(filepath.Join(artifacts, "*.png"))
-	if len(shots) < 60 {
-		t.Fatalf("screenshots: %v", shots)
-	}
+	node(t, append([]string{"GATEHOUSE=" + bin, "REPO=" + repo, "STATE=" + state, "ARTIFACTS=" + artifacts, "CHROMIUM=/usr/bin/chromium"}, env...), script)
 	t.Logf("screenshots in %s", artifacts)
+	return artifacts
 }
 
 // pageRepo is the checkout the browser test drives: history with a

@@ -2,7 +2,8 @@
 // phone, a common phone and a tablet, in light and dark, failing if the
 // page scrolls sideways; checks it with axe-core; and checks that the page
 // can be installed.
-import { readFileSync } from 'node:fs';
+import { readFileSync, existsSync } from 'node:fs';
+import { spawn, execFileSync } from 'node:child_process';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -116,4 +117,78 @@ export async function installable(page) {
     return '';
   });
   if (problem) throw new Error(`the page is not installable: ${problem}`);
+}
+
+// A browser test's run: gatehouse serve on loopback for one repository
+// (env adds to the environment, e.g. gh's fake GitHub), phones paired
+// through the real flow, failure screenshots, and everything stopped at
+// the end. Each step is printed with the seconds since the start.
+export function session({ gatehouse, repo, state, artifacts, env: extra = {} }) {
+  const env = { ...process.env, ...extra, GATEHOUSE_HOME: state };
+  const gh = (...args) => execFileSync(gatehouse, args, { env, encoding: 'utf8' }).trim();
+  const t0 = Date.now();
+  const s = {
+    gh,
+    pages: [],
+    errors: [],
+    out: '',
+    step: (what) => console.log(`${((Date.now() - t0) / 1000).toFixed(1)}s ${what}`),
+  };
+  const serve = spawn(gatehouse, ['serve', '--listen', 'loopback', '--no-tui', repo], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  serve.stdout.on('data', (d) => { s.out += d; });
+  serve.stderr.on('data', (d) => { s.out += d; });
+  const served = new Promise((r) => serve.on('exit', r));
+  s.stopServe = () => serve.kill('SIGINT');
+  // started waits for serve's control socket.
+  s.started = async () => {
+    for (let i = 0; !existsSync(join(state, 'control.sock')); i++) {
+      if (i > 200) throw new Error('serve did not start');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  // pair opens a phone-sized page and pairs it with grant, accepting every
+  // confirmation it asks (dialogs are recorded in page.dialogs); waiting,
+  // when given, sees the page while it shows its pair code.
+  s.pair = async (browser, grant, waiting) => {
+    const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    const page = await ctx.newPage();
+    s.pages.push(page);
+    page.dialogs = [];
+    page.on('dialog', (d) => { page.dialogs.push(d.message()); d.accept(); });
+    page.on('pageerror', (e) => s.errors.push(String(e)));
+    page.on('console', (m) => { if (m.type() === 'error') s.errors.push(m.text()); });
+    await page.goto(gh('devices', 'link'));
+    await page.getByText('Waiting for the computer to allow this device').waitFor();
+    page.pairCode = await page.locator('#pair-code').textContent();
+    page.pairURL = page.url();
+    if (waiting) await waiting(page);
+    gh('devices', 'allow', '--grant', grant, '--wait', '20s');
+    return page;
+  };
+  // end reports a failure with the serve's output and screenshots, then
+  // stops the browser and serve.
+  s.end = async (browser, err) => {
+    if (err) {
+      if (!process.exitCode) {
+        console.error(err);
+        process.exitCode = 1;
+      }
+      console.error('serve said:\n' + s.out);
+      for (const [i, p] of s.pages.entries()) {
+        await p.screenshot({ path: join(artifacts, `failure-${i + 1}.png`), fullPage: true }).catch(() => {});
+      }
+    }
+    if (browser) await browser.close();
+    serve.kill('SIGINT');
+    await served;
+  };
+  return s;
+}
+
+// check fails the run with msg unless ok.
+export function check(ok, msg) {
+  if (!ok) {
+    process.exitCode = 1;
+    throw new Error(`FAIL: ${msg}`);
+  }
 }

@@ -14,34 +14,17 @@
 //
 // Run by web/page_test.go (go test ./web/), which builds gatehouse and the
 // repository and sets GATEHOUSE, REPO, STATE, ARTIFACTS and CHROMIUM.
-import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { shots, axe, installable } from './lib.mjs';
+import { shots, axe, installable, session, check } from './lib.mjs';
 
 const { GATEHOUSE, REPO, STATE, ARTIFACTS, CHROMIUM } = process.env;
-const env = { ...process.env, GATEHOUSE_HOME: STATE };
-const gh = (...args) => execFileSync(GATEHOUSE, args, { env, encoding: 'utf8' }).trim();
 const git = (...args) => execFileSync('git', ['-C', REPO, ...args], { encoding: 'utf8' });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const t0 = Date.now();
-const step = (what) => console.log(`${((Date.now() - t0) / 1000).toFixed(1)}s ${what}`);
-
-function fail(msg) {
-  console.error(`FAIL: ${msg}`);
-  process.exitCode = 1;
-  throw new Error(msg);
-}
-function check(ok, msg) {
-  if (!ok) fail(msg);
-}
-
-const serve = spawn(GATEHOUSE, ['serve', '--listen', 'loopback', '--no-tui', REPO], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-let serveOut = '';
-serve.stdout.on('data', (d) => { serveOut += d; });
-serve.stderr.on('data', (d) => { serveOut += d; });
-const served = new Promise((r) => serve.on('exit', r));
+const s = session({ gatehouse: GATEHOUSE, repo: REPO, state: STATE, artifacts: ARTIFACTS });
+const { step, errors } = s;
 
 // screen photographs the current screen and checks its accessibility.
 const screens = [];
@@ -53,31 +36,16 @@ async function screen(page, name) {
 }
 
 let browser;
-const pages = [];
+let failure;
 try {
-  for (let i = 0; !existsSync(join(STATE, 'control.sock')); i++) {
-    if (i > 200) fail('serve did not start');
-    await sleep(50);
-  }
+  await s.started();
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
-  const phone = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
 
   // Pair with full access, through the real flow.
-  const ctx = await browser.newContext(phone);
-  const page = await ctx.newPage();
-  pages.push(page);
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  const dialogs = [];
-  page.on('dialog', (d) => { dialogs.push(d.message()); d.accept(); });
-  await page.goto(gh('devices', 'link'));
-  await page.getByText('Waiting for the computer to allow this device').waitFor();
-  const code = await page.locator('#pair-code').textContent();
-  check(/^\d{3} \d{3}$/.test(code || ''), `the page shows no pair code: ${code}`);
-  await screen(page, 'pairing');
-  check(!page.url().includes('#'), 'the link key stayed in the address bar');
-  gh('devices', 'allow', '--grant', 'full', '--wait', '20s');
+  const page = await s.pair(browser, 'full', (p) => screen(p, 'pairing'));
+  const dialogs = page.dialogs;
+  check(/^\d{3} \d{3}$/.test(page.pairCode || ''), `the page shows no pair code: ${page.pairCode}`);
+  check(!page.pairURL.includes('#'), 'the link key stayed in the address bar');
   await page.getByRole('heading', { name: 'Projects' }).waitFor();
   await installable(page);
   await screen(page, 'projects');
@@ -230,13 +198,7 @@ try {
   // A second phone with control access: the secret file shows its lock and
   // reason, its Stage explains instead of acting, and what control may not
   // do is explained up front.
-  const ctx2 = await browser.newContext(phone);
-  const page2 = await ctx2.newPage();
-  pages.push(page2);
-  page2.on('pageerror', (e) => errors.push(String(e)));
-  await page2.goto(gh('devices', 'link'));
-  await page2.getByText('Waiting for the computer to allow this device').waitFor();
-  gh('devices', 'allow', '--grant', 'control', '--wait', '20s');
+  const page2 = await s.pair(browser, 'control');
   await page2.getByRole('button', { name: /^repo\b/ }).click();
   await page2.getByText(/does not allow this\. The person at the computer can give this device full access/).waitFor();
   const envRow = page2.getByRole('listitem').filter({ hasText: '.env' });
@@ -261,22 +223,13 @@ try {
   step('discard all');
 
   // serve stops: the pages are told.
-  serve.kill('SIGINT');
+  s.stopServe();
   await page.getByText('gatehouse stopped serving on the computer').waitFor({ timeout: 15000 });
   await screen(page, 'ended');
   check(!errors.length, `the page logged errors: ${errors.join('; ')}`);
   console.log(`ok: ${screens.length} screens photographed and checked: ${screens.join(', ')}`);
 } catch (e) {
-  if (!process.exitCode) {
-    console.error(e);
-    process.exitCode = 1;
-  }
-  console.error('serve said:\n' + serveOut);
-  for (const [i, p] of pages.entries()) {
-    await p.screenshot({ path: join(ARTIFACTS, `failure-${i + 1}.png`), fullPage: true }).catch(() => {});
-  }
+  failure = e;
 } finally {
-  if (browser) await browser.close();
-  serve.kill('SIGINT');
-  await served;
+  await s.end(browser, failure);
 }
