@@ -104,6 +104,12 @@ type Log struct {
 // MaxLog bounds a page of history.
 const MaxLog = 200
 
+// logFormat is a history line: id, subject, author and date. Git cuts the
+// subject and the author's name to a bound (%<(N,trunc), padding them with
+// spaces, which are trimmed), so one commit with a message of megabytes
+// cannot fill the output bound and empty the page.
+const logFormat = "--format=%H%x1f%<(300,trunc)%s%x1f%<(100,trunc)%an%x1f%aI"
+
 // LogOptions pick a page of history.
 type LogOptions struct {
 	Limit  int    // commits on the page, 1 to MaxLog (50 when 0)
@@ -139,7 +145,7 @@ func (r *Repo) Log(ctx context.Context, t trust.Trust, o LogOptions) (*Log, erro
 		return nil, err
 	}
 	res, err := r.run(ctx, t, d, call{sub: subLog,
-		opts: []string{"--first-parent", "-z", "--format=%H%x1f%s%x1f%an%x1f%aI", "-n", strconv.Itoa(limit + 1)},
+		opts: []string{"--first-parent", "-z", logFormat, "-n", strconv.Itoa(limit + 1)},
 		args: []string{start}, paths: paths})
 	if err != nil {
 		var ee *ExitError
@@ -161,7 +167,7 @@ func (r *Repo) Log(ctx context.Context, t trust.Trust, o LogOptions) (*Log, erro
 			l.Next = f[0]
 			break
 		}
-		l.Commits = append(l.Commits, CommitInfo{OID: f[0], Subject: f[1], Author: f[2], Date: f[3]})
+		l.Commits = append(l.Commits, CommitInfo{OID: f[0], Subject: strings.TrimRight(f[1], " "), Author: strings.TrimRight(f[2], " "), Date: f[3]})
 	}
 	return l, nil
 }
@@ -170,7 +176,7 @@ func (r *Repo) Log(ctx context.Context, t trust.Trust, o LogOptions) (*Log, erro
 type Shown struct {
 	Commit CommitInfo `json:"commit"`
 	// Message is the commit's whole message (subject and body), at most
-	// MaxMessage bytes.
+	// maxShownMessage bytes.
 	Message string `json:"message"`
 	// Parents are the commit's parents. A merge (two or more) is shown as
 	// git's combined diff against all of them at once (--cc): a file
@@ -203,7 +209,11 @@ const showFormat = "--format=%H%x1f%aI%x1f%P%x1f"
 // messageFormat reads the author's name and the subject (each one line:
 // git ends a name at the line's end and joins a subject's lines), then the
 // whole message.
-const messageFormat = "--format=%an%n%s%n%B"
+const messageFormat = "--format=%<(100,trunc)%an%n%<(300,trunc)%s%n%B"
+
+// maxShownMessage bounds the message git.show hands a device, so the
+// commit and its diff fit one answer.
+const maxShownMessage = 16 << 10
 
 // showFlags pin how a merge is shown, whatever the repository's config
 // says: the dense combined diff, with every parent's name on its own ---
@@ -257,8 +267,8 @@ func (r *Repo) Show(ctx context.Context, t trust.Trust, g trust.Grant, oid, path
 	}
 	author, rest, _ := strings.Cut(string(msg.stdout), "\n")
 	subject, body, _ := strings.Cut(rest, "\n")
-	s.Commit.Author, s.Commit.Subject = author, subject
-	s.Message = clipUTF8(strings.TrimRight(body, "\n"), MaxMessage)
+	s.Commit.Author, s.Commit.Subject = strings.TrimRight(author, " "), strings.TrimRight(subject, " ")
+	s.Message = clipUTF8(strings.TrimRight(body, "\n"), maxShownMessage)
 	var buf bytes.Buffer
 	s.HiddenSecrets = r.filterPatch(&buf, patch, v, false)
 	s.Diff, s.Truncated = cut(buf.Bytes(), res.truncated)

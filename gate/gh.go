@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,11 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/gatehouse/gatehouse/fsguard"
 	"github.com/gatehouse/gatehouse/internal/display"
 	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/trust"
@@ -226,6 +230,9 @@ func ghFailure(stderr string, r *Repo) error {
 	return refusal.Errorf(ErrGHFailed, "GitHub refused this: %s", scrubPaths(line, r))
 }
 
+// absPath is an absolute path in a message: a "/" that starts a word.
+var absPath = regexp.MustCompile(`(^|[\s"'(=:\[])/[^\s"')\]]*`)
+
 // scrubPaths keeps local folders out of a sentence for a device.
 func scrubPaths(s string, r *Repo) string {
 	if r != nil && r.workTree != "" {
@@ -234,6 +241,7 @@ func scrubPaths(s string, r *Repo) string {
 	if home, err := os.UserHomeDir(); err == nil && home != "" && home != "/" {
 		s = strings.ReplaceAll(s, filepath.Clean(home), "~")
 	}
+	s = absPath.ReplaceAllString(s, "${1}…") // any other folder of this computer
 	s = display.Text(s)
 	if len(s) > maxGHError {
 		s = clipUTF8(s, maxGHError)
@@ -310,9 +318,11 @@ func parseGitHubURL(raw string) (GHRepo, bool) {
 }
 
 // ghNamePart is an owner or repository name GitHub allows: letters,
-// digits, '-', '_' and '.', and never one that reads as an option.
+// digits, '-', '_' and '.', and never one that reads as an option or, as a
+// folder a clone makes, as a git folder in any spelling (.git, .GIT, .git.,
+// git~1).
 func ghNamePart(s string) bool {
-	if s == "" || len(s) > 100 || s[0] == '-' || s == "." || s == ".." {
+	if s == "" || len(s) > 100 || s[0] == '-' || s == "." || s == ".." || fsguard.IsGitName(s) {
 		return false
 	}
 	for _, c := range s {
@@ -321,6 +331,93 @@ func ghNamePart(s string) bool {
 		}
 	}
 	return true
+}
+
+// ghRemote is one remote as git remote -v lists it.
+type ghRemote struct{ name, url string }
+
+// ghRemoteScore orders remotes as gh does when none is marked: upstream,
+// then github, then origin, then the rest in git's order.
+func ghRemoteScore(name string) int {
+	switch name {
+	case "upstream":
+		return 3
+	case "github":
+		return 2
+	case "origin":
+		return 1
+	}
+	return 0
+}
+
+// githubRemotes resolves the base repository as gh does, from git's own
+// view of the remotes (git remote -v, through the gate: every url line,
+// section, include, config.worktree and insteadOf as git applies them):
+// the remote marked gh-resolved ("base", or an owner/name it names), else
+// the first GitHub remote by gh's order. push is origin's repository when
+// it is on the same host (a fork's), else the base.
+func (r *Repo) githubRemotes(ctx context.Context, t trust.Trust, d *decision) (base, push GHRepo, err error) {
+	res, err := r.run(ctx, t, d, call{sub: subRemote, opts: []string{"-v"}})
+	if err != nil {
+		return base, push, gitFailure(res, err)
+	}
+	var remotes []ghRemote
+	for line := range strings.SplitSeq(string(res.stdout), "\n") {
+		name, rest, ok := strings.Cut(line, "\t")
+		if u, fetch := strings.CutSuffix(rest, " (fetch)"); ok && fetch {
+			remotes = append(remotes, ghRemote{name, u})
+		}
+	}
+	cfg, err := r.run(ctx, t, d, call{sub: subConfig, opts: []string{"--null", "--get-regexp", `^remote\..*\.gh-resolved$`}, okExit: []int{1}})
+	if err != nil {
+		return base, push, err
+	}
+	for rec := range bytes.SplitSeq(cfg.stdout, []byte{0}) {
+		key, val, _ := strings.Cut(string(rec), "\n")
+		name, ok := strings.CutSuffix(strings.TrimPrefix(key, "remote."), ".gh-resolved")
+		if !ok || !strings.HasPrefix(key, "remote.") {
+			continue
+		}
+		for _, rm := range remotes {
+			if rm.name != name {
+				continue
+			}
+			g, ok := parseGitHubURL(rm.url)
+			if !ok {
+				continue
+			}
+			if val != "base" {
+				owner, repo, found := strings.Cut(val, "/")
+				if !found || !ghNamePart(owner) || !ghNamePart(repo) {
+					continue
+				}
+				g.Owner, g.Name = owner, repo
+			}
+			base = g
+		}
+		if base.Name != "" {
+			break
+		}
+	}
+	if base.Name == "" {
+		slices.SortStableFunc(remotes, func(a, b ghRemote) int { return ghRemoteScore(b.name) - ghRemoteScore(a.name) })
+		for _, rm := range remotes {
+			if g, ok := ghRepoOf(rm.url); ok {
+				base = g
+				break
+			}
+		}
+	}
+	if base.Name == "" || !onGitHubHost(base.Host) {
+		return GHRepo{}, GHRepo{}, ErrNoGitHub
+	}
+	push = base
+	for _, rm := range remotes {
+		if p, ok := parseGitHubURL(rm.url); ok && rm.name == "origin" && p.Host == base.Host {
+			push = p
+		}
+	}
+	return base, push, nil
 }
 
 // ghRepoOf reads a remote URL as a repository on a GitHub host.

@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/trust"
@@ -65,24 +66,17 @@ type GHList struct {
 	Repo  string            `json:"repo"`
 }
 
-// ghPin is the repository every call names: the base gh would resolve.
-func (r *Repo) ghPin() (GHRepo, error) {
-	b := r.Identity().BaseRepo
-	if b.Name == "" || !onGitHubHost(b.Host) {
-		return GHRepo{}, ErrNoGitHub
-	}
-	return b, nil
-}
-
-// gh runs one gh call for this checkout after the gate's decision at lvl:
-// a checkout whose config would make gh's git run a program is refused for
-// a closed caller, as for git.
-func (r *Repo) gh(ctx context.Context, t trust.Trust, lvl level, action string, c ghCall) ([]byte, error) {
+// ghStart is every GitHub call's first step: the gate's decision at lvl
+// (a checkout whose config would make gh's git run a program is refused for
+// a closed caller, as for git), then the repository the call names, as gh
+// resolves it (githubRemotes), and the push remote's.
+func (r *Repo) ghStart(ctx context.Context, t trust.Trust, lvl level, action string) (*decision, GHRepo, GHRepo, error) {
 	d, err := r.decide(ctx, t, lvl, action)
 	if err != nil {
-		return nil, err
+		return nil, GHRepo{}, GHRepo{}, err
 	}
-	return runGH(ctx, r.ghPath, r, t, d, c)
+	base, push, err := r.githubRemotes(ctx, t, d)
+	return d, base, push, err
 }
 
 // page cuts a page from a JSON array gh printed for limit items.
@@ -119,7 +113,7 @@ func (r *Repo) GitHubList(ctx context.Context, t trust.Trust, kind, state string
 	if err != nil {
 		return nil, err
 	}
-	pin, err := r.ghPin()
+	d, pin, _, err := r.ghStart(ctx, t, readGate, "see it on GitHub")
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +127,7 @@ func (r *Repo) GitHubList(ctx context.Context, t trust.Trust, kind, state string
 	default:
 		return nil, ErrGHBadParams
 	}
-	out, err := r.gh(ctx, t, readGate, "see it on GitHub", ghCall{args: args})
+	out, err := runGH(ctx, r.ghPath, r, t, d, ghCall{args: args})
 	if err != nil {
 		return nil, err
 	}
@@ -149,11 +143,11 @@ func (r *Repo) GitHubItem(ctx context.Context, t trust.Trust, kind string, numbe
 	if !ok || number <= 0 {
 		return nil, ErrGHBadParams
 	}
-	pin, err := r.ghPin()
+	d, pin, _, err := r.ghStart(ctx, t, readGate, "see it on GitHub")
 	if err != nil {
 		return nil, err
 	}
-	out, err := r.gh(ctx, t, readGate, "see it on GitHub", ghCall{args: []string{it.cmd, "view", strconv.FormatInt(number, 10), "--repo", pin.String(), "--json", it.fields}})
+	out, err := runGH(ctx, r.ghPath, r, t, d, ghCall{args: []string{it.cmd, "view", strconv.FormatInt(number, 10), "--repo", pin.String(), "--json", it.fields}})
 	if err != nil {
 		return nil, err
 	}
@@ -173,9 +167,12 @@ func ghText(s string, max int, empty bool) error {
 }
 
 // GitHubSearch finds the project's issues and pull requests matching
-// query (GitHub's search words), pinned to the repository: the query goes
-// after "--", so it is never read as an option, and GitHub scopes it with
-// repo: from --repo.
+// query, in GitHub's search syntax. The query goes after "--", so it is
+// never read as an option. GitHub reads qualifiers in it (is:open,
+// author:x are useful), and several repo: qualifiers mean any of them, so
+// a query naming another repository would reach it beside --repo's: what
+// comes back is kept only when its address is the pinned repository's,
+// whatever the query said.
 func (r *Repo) GitHubSearch(ctx context.Context, t trust.Trust, query string, offset int) (*GHList, error) {
 	if err := ghText(query, maxGHTitle, false); err != nil {
 		return nil, err
@@ -184,18 +181,34 @@ func (r *Repo) GitHubSearch(ctx context.Context, t trust.Trust, query string, of
 	if err != nil {
 		return nil, err
 	}
-	pin, err := r.ghPin()
+	d, pin, _, err := r.ghStart(ctx, t, readGate, "search it on GitHub")
 	if err != nil {
 		return nil, err
 	}
-	out, err := r.gh(ctx, t, readGate, "search it on GitHub", ghCall{args: []string{"search", "issues", "--repo", pin.FullName(), "--include-prs",
+	out, err := runGH(ctx, r.ghPath, r, t, d, ghCall{args: []string{"search", "issues", "--repo", pin.FullName(), "--include-prs",
 		"--json", "number,title,state,author,isPullRequest,updatedAt,url", "--limit", strconv.Itoa(limit), "--", query}, host: pin.Host})
 	if err != nil {
 		return nil, err
 	}
 	p, err := page(out, offset, limit)
-	p.Repo = pin.FullName()
-	return &p, err
+	if err != nil {
+		return nil, err
+	}
+	kept := p.Items[:0]
+	for _, it := range p.Items {
+		var v struct{ URL string }
+		if json.Unmarshal(it, &v) == nil && ofRepo(v.URL, pin) {
+			kept = append(kept, it)
+		}
+	}
+	p.Items, p.Repo = kept, pin.FullName()
+	return &p, nil
+}
+
+// ofRepo says whether a GitHub address is of the repository g: its web
+// address followed by "/".
+func ofRepo(u string, g GHRepo) bool {
+	return strings.HasPrefix(strings.ToLower(u), strings.ToLower("https://"+g.Host+"/"+g.Owner+"/"+g.Name+"/"))
 }
 
 // GHDone is what a change on GitHub gave back: the address gh printed.
@@ -223,11 +236,11 @@ func (r *Repo) GitHubComment(ctx context.Context, t trust.Trust, number int64, b
 	if err := ghText(body, MaxGHBody, false); err != nil {
 		return nil, err
 	}
-	pin, err := r.ghPin()
+	d, pin, _, err := r.ghStart(ctx, t, readGate, "comment on GitHub")
 	if err != nil {
 		return nil, err
 	}
-	out, err := r.gh(ctx, t, readGate, "comment on GitHub", ghCall{args: []string{"issue", "comment", strconv.FormatInt(number, 10), "--repo", pin.String(), "--body-file", "-"}, stdin: body})
+	out, err := runGH(ctx, r.ghPath, r, t, d, ghCall{args: []string{"issue", "comment", strconv.FormatInt(number, 10), "--repo", pin.String(), "--body-file", "-"}, stdin: body})
 	if err != nil {
 		return nil, err
 	}
@@ -240,11 +253,11 @@ func (r *Repo) PullDiff(ctx context.Context, t trust.Trust, g trust.Grant, numbe
 	if number <= 0 {
 		return nil, ErrGHBadParams
 	}
-	pin, err := r.ghPin()
+	d, pin, _, err := r.ghStart(ctx, t, readGate, "see a pull request's diff")
 	if err != nil {
 		return nil, err
 	}
-	out, err := r.gh(ctx, t, readGate, "see a pull request's diff", ghCall{args: []string{"pr", "diff", strconv.FormatInt(number, 10), "--repo", pin.String(), "--color=never"}})
+	out, err := runGH(ctx, r.ghPath, r, t, d, ghCall{args: []string{"pr", "diff", strconv.FormatInt(number, 10), "--repo", pin.String(), "--color=never"}})
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +277,7 @@ func (r *Repo) PullReview(ctx context.Context, t trust.Trust, number int64, even
 	if err := ghText(body, MaxGHBody, event == "approve"); err != nil {
 		return nil, err
 	}
-	pin, err := r.ghPin()
+	d, pin, _, err := r.ghStart(ctx, t, readGate, "review on GitHub")
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +285,7 @@ func (r *Repo) PullReview(ctx context.Context, t trust.Trust, number int64, even
 	if body != "" {
 		args = append(args, "--body-file", "-")
 	}
-	out, err := r.gh(ctx, t, readGate, "review on GitHub", ghCall{args: args, stdin: body})
+	out, err := runGH(ctx, r.ghPath, r, t, d, ghCall{args: args, stdin: body})
 	if err != nil {
 		return nil, err
 	}
@@ -287,11 +300,11 @@ func (r *Repo) PullMerge(ctx context.Context, t trust.Trust, number int64) (*GHD
 	if number <= 0 {
 		return nil, ErrGHBadParams
 	}
-	pin, err := r.ghPin()
+	d, pin, _, err := r.ghStart(ctx, t, changeGate, "merge a pull request")
 	if err != nil {
 		return nil, err
 	}
-	out, err := r.gh(ctx, t, changeGate, "merge a pull request", ghCall{args: []string{"repo", "view", pin.String(), "--json", "mergeCommitAllowed,squashMergeAllowed,rebaseMergeAllowed"}})
+	out, err := runGH(ctx, r.ghPath, r, t, d, ghCall{args: []string{"repo", "view", pin.String(), "--json", "mergeCommitAllowed,squashMergeAllowed,rebaseMergeAllowed"}})
 	if err != nil {
 		return nil, err
 	}
@@ -310,7 +323,7 @@ func (r *Repo) PullMerge(ctx context.Context, t trust.Trust, number int64) (*GHD
 	default:
 		return nil, ErrGHNoMergeMethod
 	}
-	out, err = r.gh(ctx, t, changeGate, "merge a pull request", ghCall{args: []string{"pr", "merge", strconv.FormatInt(number, 10), "--repo", pin.String(), method}, timeout: ghSlowTimeout})
+	out, err = runGH(ctx, r.ghPath, r, t, d, ghCall{args: []string{"pr", "merge", strconv.FormatInt(number, 10), "--repo", pin.String(), method}, timeout: ghSlowTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -337,17 +350,12 @@ func (r *Repo) PullCreate(ctx context.Context, t trust.Trust, o PullCreateOption
 	if o.Base != "" && !ValidBranch(o.Base) {
 		return nil, ErrBadRef
 	}
-	id := r.Identity()
-	pin, err := r.ghPin()
-	if err != nil {
-		return nil, err
-	}
 	unlock, err := r.lock()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	d, err := r.decide(ctx, t, changeGate, "open a pull request")
+	d, pin, pushRepo, err := r.ghStart(ctx, t, changeGate, "open a pull request")
 	if err != nil {
 		return nil, err
 	}
@@ -377,8 +385,8 @@ func (r *Repo) PullCreate(ctx context.Context, t trust.Trust, o PullCreateOption
 		base = v.DefaultBranchRef.Name
 	}
 	head := st.Branch
-	if p := id.PushRepo; p.Name != "" && p.FullName() != pin.FullName() {
-		head = p.Owner + ":" + st.Branch
+	if pushRepo.FullName() != pin.FullName() {
+		head = pushRepo.Owner + ":" + st.Branch
 	}
 	out, err := runGH(ctx, r.ghPath, r, t, d, ghCall{args: []string{"pr", "create", "--repo", pin.String(), "--head", head, "--base", base,
 		"--title=" + o.Title, "--body-file", "-"}, stdin: o.Body, timeout: ghSlowTimeout})
@@ -430,46 +438,124 @@ func ParseRepoName(s string) (GHRepo, error) {
 	return GHRepo{Host: host, Owner: parts[0], Name: parts[1]}, nil
 }
 
+// CloneFolder is a folder claimed for one clone, held open: the folder
+// and the clones folder it is in, by descriptor, so removing a failed
+// clone removes that folder's content and that folder, whatever is renamed
+// or swapped for a symlink by path meanwhile.
+type CloneFolder struct {
+	Path   string
+	name   string
+	parent int // the clones folder
+	fd     int // the claimed folder
+}
+
 // ClaimCloneFolder makes a new, empty folder for a clone of repo in
 // clones: the repository's name, or name-2, name-3 … when taken. Making it
-// is the claim (mkdir fails on a name that exists, whoever made it), so
+// is the claim (mkdirat fails on a name that exists, whoever made it), so
 // two clones never share a folder and nothing there is ever overwritten.
-func ClaimCloneFolder(clones string, repo GHRepo) (string, error) {
+func ClaimCloneFolder(clones string, repo GHRepo) (*CloneFolder, error) {
 	if err := os.MkdirAll(clones, 0o755); err != nil {
-		return "", fmt.Errorf("clones folder: %w", err)
+		return nil, fmt.Errorf("clones folder: %w", err)
+	}
+	parent, err := unix.Open(clones, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("clones folder: %w", err)
 	}
 	for i := 1; i <= maxCloneNames; i++ {
 		name := repo.Name
 		if i > 1 {
 			name = fmt.Sprintf("%s-%d", repo.Name, i)
 		}
-		dir := filepath.Join(clones, name)
-		err := os.Mkdir(dir, 0o755)
-		if err == nil {
-			return dir, nil
+		err := unix.Mkdirat(parent, name, 0o755)
+		if errors.Is(err, unix.EEXIST) {
+			continue
 		}
-		if !errors.Is(err, fs.ErrExist) {
-			return "", fmt.Errorf("clone folder: %w", err)
+		if err != nil {
+			unix.Close(parent)
+			return nil, fmt.Errorf("clone folder: %w", err)
 		}
+		fd, err := unix.Openat(parent, name, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			unix.Close(parent)
+			return nil, fmt.Errorf("clone folder: %w", err)
+		}
+		return &CloneFolder{Path: filepath.Join(clones, name), name: name, parent: parent, fd: fd}, nil
 	}
-	return "", ErrNoCloneFolder
+	unix.Close(parent)
+	return nil, ErrNoCloneFolder
 }
 
-// ReleaseCloneFolder gives back a claimed folder no clone wrote to: rmdir,
-// so never anything in it.
-func ReleaseCloneFolder(dir string) { _ = os.Remove(dir) }
+// Close lets go of the folder, leaving it as it is.
+func (f *CloneFolder) Close() {
+	unix.Close(f.fd)
+	unix.Close(f.parent)
+}
 
-// Clone clones repo into dir (claimed by ClaimCloneFolder) with the user's
-// gh, which picks their protocol and adds upstream for a fork. Its git gets
-// the closed gate's options when t is closed; submodules are not cloned.
-// When the clone fails, dir and what the clone wrote in it are removed:
-// the folder was made for it, so nothing else is in it.
-func Clone(ctx context.Context, ghPath string, t trust.Trust, repo GHRepo, dir string) error {
-	_, err := runGH(ctx, ghBinary(ghPath), nil, t, nil, ghCall{args: []string{"repo", "clone", repo.String(), dir, "--", "--no-recurse-submodules"}, timeout: cloneTimeout, host: repo.Host})
+// Remove removes what the clone wrote in its folder and the folder itself,
+// through the descriptors held since the claim (never following a link),
+// and lets go of it.
+func (f *CloneFolder) Remove() error {
+	defer f.Close()
+	if err := removeAllAt(f.fd, 0); err != nil {
+		return err
+	}
+	return unix.Unlinkat(f.parent, f.name, unix.AT_REMOVEDIR)
+}
+
+// removeAllAt empties the open folder fd, depth first, by name relative to
+// it: a symlink is removed, never followed.
+func removeAllAt(fd, depth int) error {
+	if depth > 512 {
+		return errors.New("clone folder: too deep to remove")
+	}
+	d, err := unix.Dup(fd)
 	if err != nil {
-		if rmErr := os.RemoveAll(dir); rmErr != nil {
-			return errors.Join(err, rmErr)
+		return err
+	}
+	dir := os.NewFile(uintptr(d), "clone")
+	defer dir.Close()
+	if _, err := unix.Seek(d, 0, 0); err != nil {
+		return err
+	}
+	for {
+		ents, err := dir.ReadDir(256)
+		for _, e := range ents {
+			if e.IsDir() {
+				sub, err := unix.Openat(fd, e.Name(), unix.O_DIRECTORY|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+				if err != nil {
+					return err
+				}
+				err = removeAllAt(sub, depth+1)
+				unix.Close(sub)
+				if err != nil {
+					return err
+				}
+				if err := unix.Unlinkat(fd, e.Name(), unix.AT_REMOVEDIR); err != nil {
+					return err
+				}
+			} else if err := unix.Unlinkat(fd, e.Name(), 0); err != nil {
+				return err
+			}
+		}
+		if err != nil || len(ents) == 0 {
+			return nil
 		}
 	}
-	return err
+}
+
+// Clone clones repo into the claimed folder with the user's gh, which picks
+// their protocol and adds upstream for a fork. Its git gets the closed
+// gate's options when t is closed; submodules are not cloned. When the
+// clone fails, the folder and what the clone wrote in it are removed (and
+// nothing else: see CloneFolder); either way the folder is let go.
+func Clone(ctx context.Context, ghPath string, t trust.Trust, repo GHRepo, f *CloneFolder) error {
+	_, err := runGH(ctx, ghBinary(ghPath), nil, t, nil, ghCall{args: []string{"repo", "clone", repo.String(), f.Path, "--", "--no-recurse-submodules"}, timeout: cloneTimeout, host: repo.Host})
+	if err != nil {
+		if rmErr := f.Remove(); rmErr != nil {
+			return errors.Join(err, rmErr)
+		}
+		return err
+	}
+	f.Close()
+	return nil
 }

@@ -45,7 +45,8 @@ git status --porcelain > /dev/null 2>&1
 ` + fail + `case "$*" in
 *"repo view"*) echo '{"mergeCommitAllowed":false,"squashMergeAllowed":true,"rebaseMergeAllowed":true,"defaultBranchRef":{"name":"trunk"}}' ;;
 *"pr diff"*) printf 'diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-a\n+b\ndiff --git a/.env b/.env\n--- a/.env\n+++ b/.env\n@@ -1 +1 @@\n-TOKEN=old\n+TOKEN=secret-marker\n' ;;
-*" list "*|*"search issues"*) echo '[{"number":1},{"number":2}]' ;;
+*"search issues"*) echo '[{"number":1,"url":"https://github.com/octo/hello/issues/1"},{"number":7,"url":"https://github.com/victim/private/issues/7"},{"number":8,"url":"https://github.com/octo/hello-other/issues/8"}]' ;;
+*" list "*) echo '[{"number":1},{"number":2}]' ;;
 *" view "*) echo '{"number":1,"title":"t"}' ;;
 *) echo 'https://github.com/octo/hello/pull/9' ;;
 esac
@@ -244,10 +245,10 @@ func TestGHFailures(t *testing.T) {
 		_, err := openGH(t, dir, newRecordingGH(t, c.stderr)).GitHubItem(ctx, closed, "pull", 99)
 		wantRefusal(t, err, c.want)
 	}
-	long := "failed to run git: " + home + "/secret/place and " + dir + " " + strings.Repeat("x", 400)
+	long := "failed to run git: " + home + "/secret/place and " + dir + " (/root/.config/gh/hosts.yml) " + strings.Repeat("x", 400)
 	_, err := openGH(t, dir, newRecordingGH(t, long)).GitHubItem(ctx, closed, "issue", 1)
 	s := refusal.Sentence(err)
-	if !errors.Is(err, ErrGHFailed) || strings.Contains(s, home) || strings.Contains(s, dir) || !strings.Contains(s, "~/secret/place") || len(s) > 300+len("GitHub refused this: ") {
+	if !errors.Is(err, ErrGHFailed) || strings.Contains(s, home) || strings.Contains(s, dir) || strings.Contains(s, "/root") || !strings.Contains(s, "~/secret/place") || len(s) > 300+len("GitHub refused this: ") {
 		t.Fatalf("sentence %q", s)
 	}
 	_, err = openGH(t, dir, &recordingGH{path: filepath.Join(t.TempDir(), "no-gh")}).GitHubItem(ctx, closed, "issue", 1)
@@ -263,12 +264,16 @@ func TestGHArgumentsAndSecrets(t *testing.T) {
 	dir := repoWith(t, map[string]string{"a.txt": "a\n"}, "remote.origin.url", "https://github.com/octo/hello.git")
 	g := newRecordingGH(t, "")
 	r := openGH(t, dir, g)
-	if _, err := r.GitHubSearch(ctx, closed, "--repo=evil/other is:open", 0); err != nil {
+	found, err := r.GitHubSearch(ctx, closed, "--repo=evil/other repo:victim/private", 0)
+	if err != nil {
 		t.Fatal(err)
 	}
 	args := g.calls(t)[0].args
-	if args[len(args)-2] != "--" || args[len(args)-1] != "--repo=evil/other is:open" || !slices.Contains(args, "octo/hello") {
+	if args[len(args)-2] != "--" || args[len(args)-1] != "--repo=evil/other repo:victim/private" || !slices.Contains(args, "octo/hello") {
 		t.Fatalf("search args %q", args)
+	}
+	if len(found.Items) != 1 || !strings.Contains(string(found.Items[0]), "octo/hello/issues/1") {
+		t.Fatalf("search kept another repository's items: %s", found.Items)
 	}
 	if _, err := r.GitHubComment(ctx, closed, 5, "--body hello\n"); err != nil {
 		t.Fatal(err)
@@ -309,15 +314,15 @@ func TestGHArgumentsAndSecrets(t *testing.T) {
 // A pull request from a fork: the branch is pushed (through the gate, to
 // where git push goes), the head is named owner:branch and the base is the
 // base repository's default branch. (The desktop's trust: the test's
-// push goes to a local folder through url.insteadOf, which the closed gate
-// refuses.)
+// push goes to a local folder through url.pushInsteadOf, which the closed
+// gate refuses.)
 func TestPullCreateFromAFork(t *testing.T) {
 	gittest.Home(t, "")
 	remote := t.TempDir()
 	git(t, remote, "init", "-q", "--bare")
 	dir := repoWith(t, map[string]string{"a.txt": "a\n"},
 		"remote.origin.url", "https://github.com/me/hello.git", "remote.upstream.url", "https://github.com/octo/hello.git",
-		"url."+remote+".insteadOf", "https://github.com/me/hello.git")
+		"url."+remote+".pushInsteadOf", "https://github.com/me/hello.git")
 	git(t, dir, "switch", "-q", "-c", "feature")
 	write(t, dir, map[string]string{"f.txt": "f\n"})
 	git(t, dir, "add", "f.txt")
@@ -345,10 +350,11 @@ func TestClaimCloneFolder(t *testing.T) {
 	write(t, clones, map[string]string{"hello/mine.txt": "mine\n"})
 	repo := GHRepo{Host: "github.com", Owner: "octo", Name: "hello"}
 	for _, want := range []string{"hello-2", "hello-3"} {
-		dir, err := ClaimCloneFolder(clones, repo)
-		if err != nil || filepath.Base(dir) != want {
-			t.Fatalf("claimed %s %v, want %s", dir, err, want)
+		f, err := ClaimCloneFolder(clones, repo)
+		if err != nil || filepath.Base(f.Path) != want {
+			t.Fatalf("claimed %+v %v, want %s", f, err, want)
 		}
+		f.Close()
 	}
 	if read(t, filepath.Join(clones, "hello", "mine.txt")) != "mine\n" {
 		t.Fatal("a taken folder was touched")
@@ -359,6 +365,7 @@ func TestClaimCloneFolder(t *testing.T) {
 	}{
 		{"octo/hello", "github.com/octo/hello"}, {"github.com/octo/hello", "github.com/octo/hello"},
 		{"evil.example/octo/hello", ""}, {"octo/-x", ""}, {"octo/../x", ""}, {"octo", ""}, {"a/b/c/d", ""}, {"octo/he llo", ""},
+		{"octo/.git", ""}, {"octo/.GIT", ""}, {"octo/.git.", ""}, {"octo/git~1", ""}, {".git/x", ""},
 	} {
 		g, err := ParseRepoName(c.in)
 		if got := g.String(); c.want != "" && (err != nil || got != c.want) || c.want == "" && err == nil {
@@ -395,11 +402,12 @@ func TestCloneThroughGH(t *testing.T) {
 		if err := os.WriteFile(gh, []byte(script(fail)), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		dir, err := ClaimCloneFolder(clones, repo)
+		f, err := ClaimCloneFolder(clones, repo)
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = Clone(ctx, gh, closed, repo, dir)
+		dir := f.Path
+		err = Clone(ctx, gh, closed, repo, f)
 		env, _ := os.ReadFile(envLog)
 		if !strings.Contains(string(env), "=core.hooksPath") || !strings.Contains(string(env), "GIT_ALLOW_PROTOCOL=") {
 			t.Fatalf("gh's git lacks the closed gate's options:\n%s", env)
@@ -415,5 +423,88 @@ func TestCloneThroughGH(t *testing.T) {
 	}
 	if read(t, filepath.Join(clones, "keep", "k.txt")) != "k\n" {
 		t.Fatal("a failed clone touched another folder")
+	}
+}
+
+// The repository is the one git's own view of the remotes gives, as gh
+// reads it (git remote -v): the first url of a remote, sections repeated,
+// insteadOf applied, config.worktree included. Each row is what the real
+// gh 2.23 resolved for that config (checked with GH_DEBUG=api by the red
+// team; the config file read on its own gave the second column before).
+func TestGHResolvesAsGitSees(t *testing.T) {
+	gittest.Home(t, "")
+	for _, c := range []struct {
+		name  string
+		setup func(t *testing.T, dir string)
+		want  string
+	}{
+		{"two url lines: the first", func(t *testing.T, dir string) {
+			git(t, dir, "config", "--add", "remote.origin.url", "https://github.com/owner/repo")
+			git(t, dir, "config", "--add", "remote.origin.url", "https://github.com/evil/second")
+		}, "github.com/owner/repo"},
+		{"a repeated section: the first url", func(t *testing.T, dir string) {
+			f, _ := os.OpenFile(filepath.Join(dir, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+			fmt.Fprint(f, "[remote \"origin\"]\n\turl = https://github.com/owner/repo\n[remote \"origin\"]\n\turl = https://github.com/evil/dup\n")
+			f.Close()
+		}, "github.com/owner/repo"},
+		{"insteadOf applied", func(t *testing.T, dir string) {
+			git(t, dir, "config", "remote.origin.url", "https://github.com/owner/repo")
+			git(t, dir, "config", "url.https://github.com/evil/.insteadOf", "https://github.com/owner/")
+		}, "github.com/evil/repo"},
+		{"upstream in config.worktree", func(t *testing.T, dir string) {
+			git(t, dir, "config", "remote.origin.url", "https://github.com/owner/repo")
+			git(t, dir, "config", "extensions.worktreeConfig", "true")
+			git(t, dir, "config", "--worktree", "remote.upstream.url", "https://github.com/evil/wt")
+		}, "github.com/evil/wt"},
+		{"github before origin, gh-resolved over both", func(t *testing.T, dir string) {
+			git(t, dir, "config", "remote.origin.url", "https://github.com/owner/repo")
+			git(t, dir, "config", "remote.github.url", "https://github.com/gh/first")
+			git(t, dir, "config", "remote.zz.url", "https://github.com/marked/one")
+			git(t, dir, "config", "remote.zz.gh-resolved", "base")
+		}, "github.com/marked/one"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := gittest.Init(t, map[string]string{"a.txt": "a\n"})
+			c.setup(t, dir)
+			g := newRecordingGH(t, "")
+			l, err := openGH(t, dir, g).GitHubList(ctx, desktop, "issues", "", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := g.calls(t)[0].args
+			if i := slices.Index(args, "--repo"); i < 0 || args[i+1] != c.want || "github.com/"+l.Repo != c.want {
+				t.Fatalf("gh %q (repo %s), want --repo %s", args, l.Repo, c.want)
+			}
+		})
+	}
+}
+
+// A failed clone's cleanup removes the folder it claimed, found by the
+// descriptor held since the claim: the clones folder renamed and a symlink
+// to another folder put in its place while gh ran (the red team's attack,
+// which removed the other folder's twin while cleanup went by path) leaves
+// the other folder whole.
+func TestFailedCloneCleanupFollowsNoSwap(t *testing.T) {
+	gittest.Home(t, "")
+	base := t.TempDir()
+	clones, victim := filepath.Join(base, "clones"), filepath.Join(base, "victim")
+	write(t, victim, map[string]string{"hello/precious": "keep\n"})
+	gh := filepath.Join(t.TempDir(), "gh")
+	script := "#!/bin/sh\necho partial > \"$4/written\"\nmv '" + clones + "' '" + clones + ".moved'\nln -s '" + victim + "' '" + clones + "'\necho 'failed' >&2\nexit 1\n"
+	if err := os.WriteFile(gh, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := ClaimCloneFolder(clones, GHRepo{Host: "github.com", Owner: "octo", Name: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Clone(ctx, gh, closed, GHRepo{Host: "github.com", Owner: "octo", Name: "hello"}, f); err == nil {
+		t.Fatal("the clone did not fail")
+	}
+	if read(t, filepath.Join(victim, "hello", "precious")) != "keep\n" {
+		t.Fatal("cleanup removed another folder")
+	}
+	if _, err := os.Stat(filepath.Join(clones+".moved", "hello")); !os.IsNotExist(err) {
+		t.Fatal("the claimed folder stayed")
 	}
 }

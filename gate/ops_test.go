@@ -487,3 +487,26 @@ func TestShowMessageWhole(t *testing.T) {
 		t.Fatalf("diff: %q", s.Diff)
 	}
 }
+
+// A commit whose message is megabytes long (one line) neither empties the
+// history nor makes its view too large to send: git cuts the subject and
+// the view cuts the message.
+func TestGiantMessage(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, map[string]string{"a.txt": "a\n"})
+	write(t, dir, map[string]string{"a.txt": "b\n"})
+	msg := filepath.Join(t.TempDir(), "msg")
+	if err := os.WriteFile(msg, []byte(strings.Repeat("x", 6<<20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "commit", "-qa", "-F", msg)
+	r := open(t, dir)
+	l, err := r.Log(ctx, closed, LogOptions{})
+	if err != nil || len(l.Commits) != 2 || len(l.Commits[0].Subject) > 400 {
+		t.Fatalf("log: %d commits, %v", len(l.Commits), err)
+	}
+	s, err := r.Show(ctx, closed, trust.View, l.Commits[0].OID, "")
+	if err != nil || len(s.Message) > maxShownMessage || len(s.Commit.Subject) > 400 || !strings.Contains(s.Diff, "+b") {
+		t.Fatalf("show: message %d bytes, %v", len(s.Message), err)
+	}
+}

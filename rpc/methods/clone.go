@@ -114,22 +114,22 @@ func registerClone(r *rpc.Registry) error {
 				if h.ClonesDir() == "" {
 					return nil, errClonesOff
 				}
-				dir, err := gate.ClaimCloneFolder(h.ClonesDir(), repo)
+				folder, err := gate.ClaimCloneFolder(h.ClonesDir(), repo)
 				if err != nil {
 					return nil, err
 				}
 				j, err := cs.start(c.Device.ID, repo.FullName())
 				if err != nil {
-					gate.ReleaseCloneFolder(dir)
+					_ = folder.Remove()
 					return nil, err
 				}
 				tr, gh := c.Trust, h.Targets().GH()
 				go func() {
 					// The clone outlives the request; its own bound ends it.
-					err := gate.Clone(context.Background(), gh, tr, repo, dir)
+					err := gate.Clone(context.Background(), gh, tr, repo, folder)
 					var t *rpc.Target
 					if err == nil {
-						t, err = h.AddClone(dir)
+						t, err = h.AddClone(folder.Path)
 					}
 					if err != nil {
 						slog.Warn("clone failed", "repo", repo.String(), "err", err)

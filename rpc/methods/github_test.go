@@ -104,7 +104,9 @@ func TestGitHubMethodsThroughRealGH(t *testing.T) {
 	if pull.MergedWith != "merge" || len(pull.Reviews) != 2 {
 		t.Fatalf("pull after review and merge: merged with %q, %d reviews", pull.MergedWith, len(pull.Reviews))
 	}
-	var repos struct{ Items []struct{ NameWithOwner string } }
+	var repos struct {
+		Items []struct{ NameWithOwner string }
+	}
 	h.ok(t, "github.repos", map[string]any{}, &repos)
 	if len(repos.Items) == 0 || repos.Items[0].NameWithOwner != "octo/hello" {
 		t.Fatalf("repos: %+v", repos)
@@ -132,4 +134,30 @@ func TestGitHubDiffHidesSecretsBelowFull(t *testing.T) {
 	gittest.Git(t, plain, "remote", "add", "origin", filepath.Join(t.TempDir(), "elsewhere.git"))
 	h2 := newHost(t, trust.View, plain)
 	h2.refused(t, "github.issues", map[string]any{"target": h2.ids[plain]}, "REFUSED", "This project has no GitHub remote")
+}
+
+// A search that names another repository (GitHub reads repo: in the query
+// and several repo: qualifiers mean any of them): the real gh returns that
+// repository's items, the attack as it stands; github.search keeps only the
+// project's.
+func TestGitHubSearchStaysInItsRepository(t *testing.T) {
+	h, id, fake := ghThroughFake(t, trust.View)
+	fake.Mu.Lock()
+	fake.Data.Repos = append(fake.Data.Repos, fakegithub.Repo{Owner: "victim", Name: "private", Private: true, DefaultBranch: "main"})
+	fake.Data.Issues["victim/private"] = []fakegithub.Issue{{Number: 7, Title: "The secret plan", Body: "plan", State: "OPEN", Author: "victim"}}
+	fake.Mu.Unlock()
+
+	cmd := exec.Command("gh", "search", "issues", "--repo", "octo/hello", "--include-prs", "--json", "url", "--", "repo:victim/private")
+	cmd.Dir = t.TempDir()
+	raw, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(raw), "victim/private/issues/7") {
+		t.Fatalf("plain gh does not reach the other repository, so this test proves nothing: %v %s", err, raw)
+	}
+	var found struct{ Items []struct{ URL string } }
+	h.ok(t, "github.search", map[string]any{"target": id, "query": "repo:victim/private"}, &found)
+	for _, it := range found.Items {
+		if !strings.Contains(it.URL, "/octo/hello/") {
+			t.Fatalf("search reached another repository: %s", it.URL)
+		}
+	}
 }
