@@ -104,7 +104,9 @@ func TestCloneOverTheProtocol(t *testing.T) {
 	if remembered[filepath.Join(mustCanon(t, clones), "hello-2")] != trust.Clone {
 		t.Fatalf("the clone is not remembered for the next start: %v", remembered)
 	}
-	var recent struct{ Repos []struct{ Repo, Target, Name string } }
+	var recent struct {
+		Repos []struct{ Repo, Target, Name string }
+	}
 	if r := callAs(h, a, "projects.recentRepos", struct{}{}); !r.OK {
 		t.Fatal(r.Error)
 	} else {
