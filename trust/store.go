@@ -18,6 +18,7 @@ const (
 	settingsFile = "settings.json" // the switch and preferences
 	grantsFile   = "grants.json"   // devices' grants with their key fingerprints
 	targetsFile  = "targets.json"  // served checkouts and worktrees gatehouse made
+	lanFile      = "lan.json"      // the LAN address's port and its paired devices' keys
 	lockFile     = ".lock"         // serializes read-modify-write across processes
 )
 
@@ -61,6 +62,7 @@ type Store struct {
 	settings cached[Settings]
 	grants   cached[map[string]DeviceGrant]
 	targets  cached[[]Target]
+	lan      cached[LANState]
 }
 
 // OpenStore opens (creating it if needed) the state folder dir, mode 0700.

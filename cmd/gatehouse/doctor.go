@@ -60,7 +60,7 @@ func runDoctor(e *env, args []string) int {
 	if fi, err := os.Stat(store.Dir()); err == nil && fi.Mode().Perm()&0o077 != 0 {
 		warn("the state folder is readable by others (%v); gatehouse narrows it to 0700 when it opens it", fi.Mode().Perm())
 	}
-	for _, name := range []string{"settings.json", "grants.json", "targets.json"} {
+	for _, name := range []string{"settings.json", "grants.json", "targets.json", "lan.json"} {
 		if fi, err := os.Lstat(store.Dir() + "/" + name); err == nil && fi.Mode().Perm()&0o077 != 0 {
 			warn("%s is readable by others (%v)", name, fi.Mode().Perm())
 		}

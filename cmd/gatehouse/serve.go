@@ -33,7 +33,10 @@ interfaces (--listen names one, with its port if you like: 127.0.0.1:28999),
 and shows a pairing link and its QR code. Open it on the phone;
 when the page asks to pair, allow it here with a grant (view, control, full)
 or deny it. A link pairs one device and is then replaced; at most 3 devices
-pair, and pairings end when serve stops. The page is plain HTTP, every body
+pair. Pairings survive a restart: each device's key and grant are kept in the
+state folder (lan.json, 0600) and the port chosen the first time is used
+again, so a paired phone reconnects by itself; 'devices revoke ID' ends a
+pairing for good. The page is plain HTTP, every body
 sealed: that defeats a listener and replays, not someone who can change traffic
 on the network, so prefer Tailscale on networks you do not trust.
 

@@ -47,7 +47,7 @@ func serveLAN(e *env, paths []string, listen string, port int, noTUI bool) int {
 		return exitUsage
 	}
 	defer closeHost()
-	srv, err := lan.Listen(lan.Options{Addr: addr, Port: port, Kind: kind, Page: web.Page(), Logger: logger}, ho)
+	srv, err := lan.Listen(lan.Options{Addr: addr, Port: port, Kind: kind, Page: web.Page(), Logger: logger, Keep: store}, ho)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "gatehouse serve: %v\n", err)
 		return exitUsage

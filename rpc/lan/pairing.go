@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"log/slog"
 	"net/netip"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,8 +21,8 @@ const (
 	decisionWait = 50 * time.Second // a hello waits this long for the person at the computer
 )
 
-// Device is a paired device. Its key lives in memory only and ends with
-// serve.
+// Device is a paired device. Its key lives in memory, and in the state
+// folder when serve keeps its pairings (Options.Keep).
 type Device struct {
 	ID       string      `json:"id"`
 	Name     string      `json:"name"`
@@ -75,6 +77,9 @@ type Pairing struct {
 	changed  chan struct{}
 	started  time.Time
 	onRevoke func(id string)
+	keeper   Keeper // nil: pairings end with serve
+	port     int
+	log      *slog.Logger
 
 	decisionWaitForTest time.Duration
 }
@@ -163,6 +168,7 @@ func (p *Pairing) Revoke(id string) bool {
 	delete(p.devices, id)
 	if ok {
 		p.bumpLocked()
+		p.saveLocked() // revoked for good: the key is forgotten
 	}
 	f := p.onRevoke
 	p.mu.Unlock()
@@ -271,8 +277,49 @@ func (p *Pairing) hello(ctx context.Context, name, from, code string) (*Device, 
 	}
 	dev := &Device{ID: "lan-" + randomID(9), Name: name, Grant: d.grant, Paired: time.Now(), LastSeen: time.Now(), key: randomKey()}
 	p.devices[dev.ID] = dev
+	p.saveLocked()
 	p.rotateLocked() // a link pairs one device
 	return dev, ""
+}
+
+// keep restores the devices kept from an earlier run and saves every
+// change from now on. A kept device with a malformed key or grant is left
+// out (and so unpaired), never trusted.
+func (p *Pairing) keep(k Keeper, st trust.LANState, port int, log *slog.Logger) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.keeper, p.port, p.log = k, port, log
+	for _, d := range st.Devices {
+		if len(d.Key) != len(rpc.Key{}) || d.Grant == trust.None || !validDeviceID(d.ID) || len(p.devices) >= MaxDevices {
+			continue
+		}
+		dev := &Device{ID: d.ID, Name: d.Name, Grant: d.Grant, Paired: d.Paired, LastSeen: d.LastSeen}
+		copy(dev.key[:], d.Key)
+		p.devices[d.ID] = dev
+	}
+	if st.Port != port {
+		p.saveLocked()
+	}
+}
+
+// validDeviceID is the shape hello gives a LAN device's id.
+func validDeviceID(id string) bool {
+	return len(id) > 4 && len(id) <= 64 && id[:4] == "lan-"
+}
+
+// saveLocked writes the devices and port for the next run.
+func (p *Pairing) saveLocked() {
+	if p.keeper == nil {
+		return
+	}
+	st := trust.LANState{Port: p.port, Devices: []trust.LANDevice{}}
+	for _, d := range p.devices {
+		st.Devices = append(st.Devices, trust.LANDevice{ID: d.ID, Name: d.Name, Grant: d.Grant, Paired: d.Paired, LastSeen: d.LastSeen, Key: append([]byte(nil), d.key[:]...)})
+	}
+	slices.SortFunc(st.Devices, func(a, b trust.LANDevice) int { return a.Paired.Compare(b.Paired) })
+	if err := p.keeper.SaveLAN(st); err != nil && p.log != nil {
+		p.log.Error("the paired devices could not be saved; they pair again after a restart", "err", err)
+	}
 }
 
 // wait is how long a hello waits for a decision.

@@ -93,6 +93,17 @@ type Options struct {
 	DecisionWaitForTest time.Duration
 	// BodyTimeoutForTest shortens the 30 s a request has to arrive whole.
 	BodyTimeoutForTest time.Duration
+	// Keep, when set, keeps the port and the paired devices (with their
+	// keys) across runs: a restart ends no pairing, and with Port 0 the
+	// port chosen the first time is tried again, so a page's saved address
+	// keeps working. Nil keeps them in memory only.
+	Keep Keeper
+}
+
+// Keeper keeps the LAN state across runs; trust.Store is one.
+type Keeper interface {
+	LAN() trust.LANState
+	SaveLAN(trust.LANState) error
 }
 
 // Server serves one address.
@@ -122,6 +133,19 @@ type stream struct {
 // the mistake.
 var ErrHostOptionsTaken = errors.New("lan: the host's grants and events are the LAN server's; leave them unset")
 
+// listenKept listens on o's port, or with none named on the port kept
+// from an earlier run, or when that one is taken on any free port.
+func listenKept(o Options, keptPort int) (net.Listener, error) {
+	if o.Port == 0 && keptPort > 0 && keptPort < 65536 {
+		l, err := net.Listen("tcp", netip.AddrPortFrom(o.Addr, uint16(keptPort)).String())
+		if err == nil {
+			return l, nil
+		}
+		o.Logger.Warn("the port kept from the last run is taken; a new one is chosen, and pages paired before must open the new link once", "port", keptPort, "err", err)
+	}
+	return net.Listen("tcp", netip.AddrPortFrom(o.Addr, uint16(o.Port)).String())
+}
+
 // Listen opens the address and builds the host from ho (its Grants are the
 // pairings', its event sink this server's). ho must leave Grants and Events
 // unset (ErrHostOptionsTaken).
@@ -132,13 +156,20 @@ func Listen(o Options, ho rpc.HostOptions) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	l, err := net.Listen("tcp", netip.AddrPortFrom(o.Addr, uint16(o.Port)).String())
+	var kept trust.LANState
+	if o.Keep != nil {
+		kept = o.Keep.LAN()
+	}
+	l, err := listenKept(o, kept.Port)
 	if err != nil {
 		return nil, err
 	}
 	l = connlimit.ListenShedding(l, connsPerAddr, connsTotal)
 	s := &Server{o: o, l: l, hostport: l.Addr().String(), log: o.Logger, streams: map[string]*stream{}, guards: map[string]*rpc.ReplayGuard{}}
 	s.pairing = newPairing("http://"+s.hostport+"/", o.Kind)
+	if o.Keep != nil {
+		s.pairing.keep(o.Keep, kept, l.Addr().(*net.TCPAddr).Port, o.Logger)
+	}
 	s.pairing.decisionWaitForTest = o.DecisionWaitForTest
 	s.pairing.onRevoke = func(id string) { s.endStream(id, "unpaired"); s.host.Forget(id) }
 	ho.Grants = s.pairing

@@ -134,14 +134,27 @@ export function session({ gatehouse, repo, state, artifacts, env: extra = {} }) 
     out: '',
     step: (what) => console.log(`${((Date.now() - t0) / 1000).toFixed(1)}s ${what}`),
   };
-  const serve = spawn(gatehouse, ['serve', '--listen', 'loopback', '--no-tui', repo], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  serve.stdout.on('data', (d) => { s.out += d; });
-  serve.stderr.on('data', (d) => { s.out += d; });
-  const served = new Promise((r) => serve.on('exit', r));
+  let serve;
+  let served;
+  const start = () => {
+    serve = spawn(gatehouse, ['serve', '--listen', 'loopback', '--no-tui', repo], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    serve.stdout.on('data', (d) => { s.out += d; });
+    serve.stderr.on('data', (d) => { s.out += d; });
+    served = new Promise((r) => serve.on('exit', r));
+  };
+  start();
   s.stopServe = () => serve.kill('SIGINT');
+  // restart stops serve, waits for it to end, and starts it again on the
+  // same state folder.
+  s.restart = async () => {
+    serve.kill('SIGINT');
+    await served;
+    start();
+    await s.started();
+  };
   // started waits for serve's control socket.
   s.started = async () => {
-    for (let i = 0; !existsSync(join(state, 'control.sock')); i++) {
+    for (let i = 0; !existsSync(join(state, 'control.sock')) || !s.out.includes('is serving'); i++) {
       if (i > 200) throw new Error('serve did not start');
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -156,7 +169,9 @@ export function session({ gatehouse, repo, state, artifacts, env: extra = {} }) 
     page.dialogs = [];
     page.on('dialog', (d) => { page.dialogs.push(d.message()); d.accept(); });
     page.on('pageerror', (e) => s.errors.push(String(e)));
-    page.on('console', (m) => { if (m.type() === 'error') s.errors.push(m.text()); });
+    // The browser's own line for a request that found serve stopped (the
+    // restart step) is not the page's error.
+    page.on('console', (m) => { if (m.type() === 'error' && !/net::ERR_|Failed to load resource/.test(m.text())) s.errors.push(m.text()); });
     await page.goto(gh('devices', 'link'));
     await page.getByText('Waiting for the computer to allow this device').waitFor();
     page.pairCode = await page.locator('#pair-code').textContent();

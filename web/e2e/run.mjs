@@ -222,10 +222,21 @@ try {
   check(left === '', `git status after Discard all:\n${left}`);
   step('discard all');
 
-  // serve stops: the pages are told.
+  // serve stops: the pages are told, and keep their pairing.
   s.stopServe();
   await page.getByText('gatehouse stopped serving on the computer').waitFor({ timeout: 15000 });
   await screen(page, 'ended');
+
+  // serve starts again: the page reconnects by itself, with no new link
+  // and no new allow, and works as before.
+  const pairRequests = s.out.split('Pair request').length;
+  await s.restart();
+  await page.locator('#live', { hasText: 'live' }).waitFor({ timeout: 30000 });
+  await page.getByRole('heading', { name: /Not staged/ }).waitFor({ timeout: 15000 });
+  await page.getByRole('button', { name: 'History', exact: true }).click();
+  await page.getByRole('button', { name: /Second commit/ }).waitFor();
+  check(s.out.split('Pair request').length === pairRequests, 'the page asked to pair again after a restart');
+  step('restarted: the page reconnected without pairing');
   check(!errors.length, `the page logged errors: ${errors.join('; ')}`);
   console.log(`ok: ${screens.length} screens photographed and checked: ${screens.join(', ')}`);
 } catch (e) {

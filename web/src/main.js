@@ -6,7 +6,7 @@
 import { Host, Refusal, pair, parseLink, backoff } from './api.js';
 import { b64encode, b64decode } from './seal.js';
 import { h } from './dom.js';
-import { $, state, run, setTitle, show, home, go, back, swap } from './ui.js';
+import { $, state, run, setTitle, show, home, go, back, swap, note, clearNotes, refresh } from './ui.js';
 import { changes } from './changes.js';
 import { files, search } from './files.js';
 import { historyOf } from './history.js';
@@ -93,15 +93,25 @@ function listen() {
   stopEvents = state.host.events((ev) => {
     if (ev.name === 'checkout.changed' && state.onChange && ev.data && ev.data.target === state.watching) state.onChange();
   }, (why) => {
-    if (why === 'ended') return unpaired('gatehouse stopped serving on the computer. Every pairing ended with it.');
     if (why === 'unpaired') return unpaired('The computer unpaired this device.');
-    if (why !== 'lost' || !state.host) return;
+    if (why === 'ended') {
+      // serve stopped; the pairing is kept on the computer, so the page
+      // keeps its key and comes back when serve runs again.
+      retry.stopped = true;
+      note('gatehouse stopped serving on the computer. This page reconnects by itself when it serves again.');
+    }
+    if ((why !== 'lost' && why !== 'ended') || !state.host) return;
     const wait = backoff(retry.attempt++);
     $('live').textContent = '○ reconnecting';
     retry.timer = setTimeout(() => state.host && listen(), wait);
   }, () => {
     retry.attempt = 0;
     $('live').textContent = '● live';
+    if (retry.stopped) {
+      retry.stopped = false;
+      clearNotes();
+      refresh();
+    }
   });
 }
 

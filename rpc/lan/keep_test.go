@@ -1,0 +1,117 @@
+package lan
+
+import (
+	"context"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/gatehouse/gatehouse/fsguard"
+	"github.com/gatehouse/gatehouse/gate"
+	"github.com/gatehouse/gatehouse/internal/gittest"
+	"github.com/gatehouse/gatehouse/rpc"
+	"github.com/gatehouse/gatehouse/rpc/methods"
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+// keptServer serves repo on loopback with its LAN state kept in store, as
+// serve does; stop ends it (also at the test's end).
+func keptServer(t *testing.T, store *trust.Store, repo string) (*fixture, func()) {
+	t.Helper()
+	reg := rpc.NewRegistry()
+	if err := methods.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	targets := rpc.NewTargets(fsguard.Options{Home: "/nonexistent"}, gate.Options{})
+	tg, err := targets.Add(repo, trust.Served, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := Listen(Options{Addr: netip.MustParseAddr("127.0.0.1"), Kind: Loopback, Keep: store,
+		Page: fstest.MapFS{"index.html": {Data: []byte("<!doctype html>")}}},
+		rpc.HostOptions{Registry: reg, Targets: targets, FullAccess: func() bool { return false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Close(ctx)
+		targets.Close()
+	}
+	t.Cleanup(stop)
+	// A transport of its own: the default one would offer the next server
+	// a kept-alive connection to this one, closed by then.
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &fixture{srv: srv, target: tg.ID, repo: repo, hc: &http.Client{Timeout: 70 * time.Second, Transport: tr}}, stop
+}
+
+// A restart ends no pairing: the device's key and grant are kept (0600 in
+// the state folder), the port is the one chosen the first time, and the
+// paired device calls again with no new link and no new allow. A revoked
+// device stays out after a restart; a device presenting its id with
+// another key is refused, as on the relay.
+func TestPairingsSurviveARestart(t *testing.T) {
+	gittest.Home(t, "")
+	repo := gittest.Init(t, map[string]string{"a.txt": "a\n"})
+	store, err := trust.OpenStore(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, stop := keptServer(t, store, repo)
+	url := f.srv.URL()
+	p, err := f.pair(t, trust.Control)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := f.pair(t, trust.View)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.call(t, p, "host.hello", nil); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if fi, err := os.Stat(filepath.Join(store.Dir(), "lan.json")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("kept state: %v %v", fi, err)
+	}
+
+	f, stop = keptServer(t, store, repo)
+	if f.srv.URL() != url {
+		t.Fatalf("the address changed across the restart: %s then %s", url, f.srv.URL())
+	}
+	if _, err := f.call(t, p, "git.status", map[string]string{"target": f.target}); err != nil {
+		t.Fatalf("the paired device after a restart: %v", err)
+	}
+	if st, _ := f.srv.Pairing().Status(); len(st.Devices) != 2 || st.Request != nil {
+		t.Fatalf("devices after the restart: %+v", st)
+	}
+	forged := p
+	forged.Key[0] ^= 1
+	if _, err := f.call(t, forged, "host.hello", nil); err == nil {
+		t.Fatal("a device id with another key was answered")
+	}
+	if !f.srv.Pairing().Revoke(p2.DeviceID) {
+		t.Fatal("revoke")
+	}
+	stop()
+
+	f, _ = keptServer(t, store, repo)
+	if _, err := f.call(t, p2, "host.hello", nil); err == nil {
+		t.Fatal("a revoked device came back after a restart with its old key")
+	}
+	if _, err := f.call(t, p, "host.hello", nil); err != nil {
+		t.Fatalf("the other device after a second restart: %v", err)
+	}
+}
