@@ -80,7 +80,7 @@ func serveLAN(e *env, paths []string, listen string, port int, noTUI bool) int {
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = srv.Close(sctx) // tells every page that serving ended
-	fmt.Fprintln(e.stdout, "Stopped. Every pairing ended with it.")
+	fmt.Fprintln(e.stdout, "Stopped. Paired devices reconnect when it serves again; 'gatehouse devices revoke ID' ends a pairing for good.")
 	return exitOK
 }
 
