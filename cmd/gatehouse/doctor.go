@@ -25,7 +25,8 @@ func init() {
 (Landlock's ABI or "missing", the memory bound, the git folder's shape
 check), the state folder and its permissions, whether
 any state file is unreadable (and so treated as empty), the Full access
-switch, the devices with a grant, and the relay sign-ins (this computer as a
+switch, the devices with a grant, what the running serve serves (as
+'gatehouse status' says), and the relay sign-ins (this computer as a
 host, with the key fingerprint a calling device compares, and the device
 'gatehouse call' uses). Exits 1 when something needs attention.`,
 		setup: func(fs *flag.FlagSet) func(*env, []string) int { return runDoctor },
@@ -93,7 +94,11 @@ func runDoctor(e *env, args []string) int {
 		g := grants[id]
 		fmt.Fprintf(e.stdout, "  %s  %-7s key %s  %s\n", display.Text(id), g.Grant, g.Fingerprint, display.Text(g.Name))
 	}
-	fmt.Fprintf(e.stdout, "served folders: %d\n", len(store.Targets()))
+	if st, err := serveStatus(store); err == nil {
+		printServeStatus(e, st)
+	} else {
+		fmt.Fprintln(e.stdout, "serve: not running with this state folder")
+	}
 	for _, r := range []struct{ role, label, login string }{
 		{relay.HostRole, "relay", "gatehouse login"},
 		{relay.ClientRole, "relay for calls", "gatehouse login --for call"},

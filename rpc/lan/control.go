@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/gatehouse/gatehouse/trust"
@@ -106,6 +107,16 @@ func (s *Server) control(c *net.UnixConn) {
 		ans.Error = fmt.Sprintf("unknown op %q", req.Op)
 	}
 	st, _ := p.Status()
+	st.URL = s.URL()
+	for _, t := range s.host.Targets().All() {
+		st.Served = append(st.Served, ServedFolder{ID: t.ID, Name: t.Name, Path: t.Root.Path(), Kind: string(t.Kind)})
+	}
+	s.mu.Lock()
+	for id := range s.streams {
+		st.Online = append(st.Online, id)
+	}
+	s.mu.Unlock()
+	slices.Sort(st.Online)
 	ans.Status = &st
 	_ = json.NewEncoder(c).Encode(ans)
 }

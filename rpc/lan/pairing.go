@@ -58,6 +58,21 @@ type Status struct {
 	Warning  string    `json:"warning,omitempty"`
 	Revision int       `json:"revision"`
 	Started  time.Time `json:"started"`
+	// Set by the control socket's answer (the server's, not the pairing's):
+	// the page's address, the folders served, and the devices with an event
+	// stream open now.
+	URL    string         `json:"url,omitempty"`
+	Served []ServedFolder `json:"served,omitempty"`
+	Online []string       `json:"online,omitempty"`
+}
+
+// ServedFolder is one folder serve answers for, for the person at the
+// computer (its path stays on this computer's control socket).
+type ServedFolder struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Path string `json:"path"`
+	Kind string `json:"kind"`
 }
 
 // Pairing is the link, the waiting request and the paired devices.
