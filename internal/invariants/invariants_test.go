@@ -70,6 +70,7 @@ var mayStartProcesses = map[string]string{
 	"internal/gittest": "builds fixture repositories with plain git, for tests only",
 	"regress":          "reproduces each exploit with plain git, to prove it fires",
 	"bench/relay":      "starts itself as the relay under test, so the devices run in another process",
+	"internal/service": "installs serve as the user's service with the system's own tools (systemctl, loginctl, launchctl)",
 }
 
 func TestOnlyGateStartsProcesses(t *testing.T) {
