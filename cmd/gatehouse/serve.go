@@ -46,8 +46,9 @@ unpairs one. Without a terminal (--no-tui, or a service), use
 'gatehouse devices' from another shell: 'devices link', 'devices allow
 --grant view', 'devices deny', 'devices revoke ID'.
 
-With --relay URL, this computer answers the devices of its relay account
-instead ('gatehouse login --relay URL' first), sealed end to end; a device gets
+With --relay URL, this computer also answers the devices of its relay
+account (and still serves the LAN address, quietly: pair with 'gatehouse
+devices'; --listen none for the relay only) ('gatehouse login --relay URL' first), sealed end to end; a device gets
 an answer only with a grant this computer gave it for the key it shows now
 ('gatehouse devices grant').
 
@@ -112,7 +113,7 @@ func hostOptions(store *trust.Store, paths []string, logger *slog.Logger) (rpc.H
 }
 
 func setupServe(fs *flag.FlagSet) func(*env, []string) int {
-	relayURL := fs.String("relay", "", "answer devices through the relay at `URL` instead of on a local address")
+	relayURL := fs.String("relay", "", "also answer devices through the relay at `URL` (the LAN too, unless --listen none)")
 	listen := fs.String("listen", "auto", "auto, tailscale, lan, loopback, or an `ADDR` of one of those kinds, with :PORT if you like")
 	port := fs.Int("port", 0, "the `PORT` (default: any free one)")
 	noTUI := fs.Bool("no-tui", false, "no terminal prompts: log, and decide with 'gatehouse devices'")
@@ -123,19 +124,29 @@ func setupServe(fs *flag.FlagSet) func(*env, []string) int {
 		if *port < 0 || *port > 65535 {
 			return usageError(e, named("serve"), "--port takes 0 to 65535")
 		}
+		if *listen == "none" && *relayURL == "" {
+			return usageError(e, named("serve"), "--listen none serves nothing without --relay")
+		}
 		mode, p, err := splitListen(*listen, *port)
+		if *listen == "none" {
+			mode, p, err = "none", 0, nil
+		}
 		if err != nil {
 			return usageError(e, named("serve"), "%v", err)
 		}
 		warnServedFolders(e, args)
 		if *relayURL != "" {
-			return serveRelayMode(e, *relayURL, args)
+			return serveRelayMode(e, *relayURL, args, *listen, mode, p)
 		}
 		return serveLAN(e, args, mode, p, *noTUI || !isInteractive(e.stdin))
 	}
 }
 
-func serveRelayMode(e *env, relayURL string, args []string) int {
+// serveRelayMode answers through the relay and, unless listen is "none",
+// on the LAN address too, from one process: one set of served folders, one
+// request log, each transport with its own devices (LAN pairings, relay
+// grants).
+func serveRelayMode(e *env, relayURL string, args []string, listenFlag, mode string, port int) int {
 	c := named("serve")
 	id, store, code := identity(e)
 	if id == nil {
@@ -161,6 +172,18 @@ func serveRelayMode(e *env, relayURL string, args []string) int {
 	fmt.Fprintln(e.stdout, "Allow a device with 'gatehouse devices grant ID view|control|full'. Stop with Ctrl-C.")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if mode != "none" {
+		stopLAN, err := alsoServeLAN(ctx, e, store, ho, mode, port, logger)
+		switch {
+		case err != nil && listenFlag != "auto":
+			fmt.Fprintf(e.stderr, "gatehouse serve: %s\n", personal(err))
+			return exitUsage
+		case err != nil:
+			fmt.Fprintf(e.stdout, "Not serving on a local address (%s); through the relay only.\n", personal(err))
+		default:
+			defer stopLAN()
+		}
+	}
 	ho.Grants = store // relay devices' grants, bound to their key fingerprints
 	host := rpc.NewHost(ho)
 	defer host.Close()

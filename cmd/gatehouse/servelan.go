@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gatehouse/gatehouse/rpc"
 	"github.com/gatehouse/gatehouse/rpc/lan"
 	"github.com/gatehouse/gatehouse/trust"
 	"github.com/gatehouse/gatehouse/web"
@@ -82,6 +83,38 @@ func serveLAN(e *env, paths []string, listen string, port int, noTUI bool) int {
 	_ = srv.Close(sctx) // tells every page that serving ended
 	fmt.Fprintln(e.stdout, "Stopped. Paired devices reconnect when it serves again; 'gatehouse devices revoke ID' ends a pairing for good.")
 	return exitOK
+}
+
+// alsoServeLAN serves the LAN address beside the relay, with the same
+// folders and log (ho, before its Grants are set), quietly: pairing goes
+// through 'gatehouse devices'. stop ends it and tells its pages.
+func alsoServeLAN(ctx context.Context, e *env, store *trust.Store, ho rpc.HostOptions, mode string, port int, logger *slog.Logger) (stop func(), err error) {
+	ifaces, err := lan.SystemInterfaces()
+	if err != nil {
+		return nil, err
+	}
+	addr, kind, err := lan.Pick(mode, ifaces)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := lan.Listen(lan.Options{Addr: addr, Port: port, Kind: kind, Page: web.Page(), Logger: logger, Keep: store}, ho)
+	if err != nil {
+		return nil, err
+	}
+	stopControl, err := srv.ServeControl(store.Dir())
+	if err != nil {
+		return nil, err
+	}
+	go func() { _ = srv.Serve() }()
+	t := &tui{e: e, p: srv.Pairing(), kind: kind, n: len(ho.Targets.All()), url: srv.URL(), quiet: true}
+	t.banner()
+	go t.watch(ctx)
+	return func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Close(sctx)
+		stopControl()
+	}, nil
 }
 
 // tui is serve's terminal: the link and QR code, pair requests as prompts,
