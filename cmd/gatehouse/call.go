@@ -230,6 +230,9 @@ func callLAN(e *env, rawLink string, m *rpc.Method, method string, params map[st
 		p, known := pairings[l.Base]
 		if !known {
 			name, _ := os.Hostname()
+			if u := e.getenv("USER"); u != "" {
+				name += " as " + u // the same user on the same computer is the same device
+			}
 			fmt.Fprintf(e.stderr, "Asking %s to pair; allow it there.\n", l.Base)
 			showCode := func(code string) {
 				fmt.Fprintf(e.stderr, "Pair code %s: allow the request at the computer only if it shows the same code.\n", code)

@@ -89,6 +89,16 @@ account ('gatehouse devices remove' takes it off).`,
 		setup: func(fs *flag.FlagSet) func(*env, []string) int { return runDevicesRevoke },
 	})
 	register(&command{
+		name:    "devices name",
+		summary: "give a paired device a name you choose",
+		usage:   "ID NAME",
+		help: `Names the LAN device ID, paired with the running 'gatehouse serve', so the
+devices can be told apart ("Ann's phone"); the name is kept with the pairing.
+A device that pairs again under the name of a paired one replaces it (the
+pair request says so), so re-pairing never fills the device limit.`,
+		setup: func(fs *flag.FlagSet) func(*env, []string) int { return runDevicesName },
+	})
+	register(&command{
 		name:    "devices remove",
 		summary: "remove a device from the relay account",
 		usage:   "ID",
@@ -364,6 +374,24 @@ func runDevicesRevoke(e *env, args []string) int {
 		return exitUsage
 	}
 	fmt.Fprintf(e.stdout, "%s has no access to this computer now.\n", shown(args[0]))
+	return exitOK
+}
+
+func runDevicesName(e *env, args []string) int {
+	if len(args) != 2 {
+		return usageError(e, named("devices name"), "give a device id and its new name")
+	}
+	store, code := openState(e)
+	if store == nil {
+		return code
+	}
+	ans, err := lan.Control(store.Dir(), lan.ControlRequest{Op: "rename", Device: args[0], Name: args[1]})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gatehouse devices name: %s\n", personal(err))
+		return exitFound
+	}
+	_ = ans
+	fmt.Fprintf(e.stdout, "%s is now %q.\n", shown(args[0]), display.Text(args[1]))
 	return exitOK
 }
 

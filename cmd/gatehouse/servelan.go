@@ -117,6 +117,14 @@ func alsoServeLAN(ctx context.Context, e *env, store *trust.Store, ho rpc.HostOp
 	}, nil
 }
 
+// replacing says which paired device a request would replace.
+func replacing(r *lan.Request) string {
+	if r.Replaces == "" {
+		return ""
+	}
+	return " (it replaces the paired device " + r.Replaces + " of the same name)"
+}
+
 // tui is serve's terminal: the link and QR code, pair requests as prompts,
 // and a few keys. Without a terminal (quiet) it only reports, and never
 // writes the link's key.
@@ -190,9 +198,9 @@ func (t *tui) watch(ctx context.Context) {
 			// The code tells this request from another holder of the link's:
 			// the person allows only if the device in their hand shows it.
 			if t.quiet {
-				t.say("Pair request from %q at %s with code %s: if the device shows the same code, allow it with 'gatehouse devices allow --grant view|control|full', or 'gatehouse devices deny'.\n", r.Name, r.From, r.Code)
+				t.say("Pair request from %q at %s with code %s%s: if the device shows the same code, allow it with 'gatehouse devices allow --grant view|control|full', or 'gatehouse devices deny'.\n", r.Name, r.From, r.Code, replacing(r))
 			} else {
-				t.say("\nPair request from %q at %s with code %s. Allow only if the device shows the same code: [v]iew, [c]ontrol or [f]ull access, or [d]eny? ", r.Name, r.From, r.Code)
+				t.say("\nPair request from %q at %s with code %s%s. Allow only if the device shows the same code: [v]iew, [c]ontrol or [f]ull access, or [d]eny? ", r.Name, r.From, r.Code, replacing(r))
 			}
 		}
 	}

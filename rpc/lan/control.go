@@ -25,10 +25,11 @@ const ControlSocket = "control.sock"
 
 // ControlRequest is one command.
 type ControlRequest struct {
-	Op      string `json:"op"` // status, allow, deny, revoke, rotate
+	Op      string `json:"op"` // status, allow, deny, revoke, rotate, rename
 	Request string `json:"request,omitempty"`
 	Grant   string `json:"grant,omitempty"`
 	Device  string `json:"device,omitempty"`
+	Name    string `json:"name,omitempty"` // rename: the new name
 }
 
 // ControlAnswer is the answer: the status after the command, or an error.
@@ -103,6 +104,10 @@ func (s *Server) control(c *net.UnixConn) {
 		}
 	case "rotate":
 		p.Rotate()
+	case "rename":
+		if !p.Rename(req.Device, cleanName(req.Name)) {
+			ans.Error = fmt.Sprintf("no paired device %q, or another device has that name", req.Device)
+		}
 	default:
 		ans.Error = fmt.Sprintf("unknown op %q", req.Op)
 	}

@@ -115,3 +115,55 @@ func TestPairingsSurviveARestart(t *testing.T) {
 		t.Fatalf("the other device after a second restart: %v", err)
 	}
 }
+
+// A device that pairs again under the name of a paired one (its old key
+// lost) takes the old place, so re-pairing never fills the limit; the old
+// key stops working. A name the person sets is kept across a restart, and
+// two devices cannot share one.
+func TestPairingAgainReplacesAndNamesStay(t *testing.T) {
+	gittest.Home(t, "")
+	repo := gittest.Init(t, map[string]string{"a.txt": "a\n"})
+	store, err := trust.OpenStore(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, stop := keptServer(t, store, repo)
+	var first Paired
+	for i := range MaxDevices + 2 {
+		p, err := f.pairAs(t, trust.View, "Test browser")
+		if err != nil {
+			t.Fatalf("pairing %d: %v", i, err)
+		}
+		if i == 0 {
+			first = p
+		}
+	}
+	st, _ := f.srv.Pairing().Status()
+	if len(st.Devices) != 1 {
+		t.Fatalf("%d devices after pairing the same device %d times", len(st.Devices), MaxDevices+2)
+	}
+	if _, err := f.call(t, first, "host.hello", nil); err == nil {
+		t.Fatal("the replaced pairing's key still works")
+	}
+	id := st.Devices[0].ID
+	if !f.srv.Pairing().Rename(id, "Ann's phone") {
+		t.Fatal("rename")
+	}
+	stop()
+	f, _ = keptServer(t, store, repo)
+	st, _ = f.srv.Pairing().Status()
+	if len(st.Devices) != 1 || st.Devices[0].Name != "Ann's phone" {
+		t.Fatalf("after a restart: %+v", st.Devices)
+	}
+	if _, err := f.pair(t, trust.View); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = f.srv.Pairing().Status()
+	other := st.Devices[0].ID
+	if other == id {
+		other = st.Devices[1].ID
+	}
+	if len(st.Devices) != 2 || f.srv.Pairing().Rename(other, "Ann's phone") {
+		t.Fatalf("two devices share a name: %+v", st.Devices)
+	}
+}

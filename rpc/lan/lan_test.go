@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"os"
@@ -70,6 +71,7 @@ type fixture struct {
 	target string
 	repo   string
 	hc     *http.Client
+	paired int
 }
 
 func newFixture(t *testing.T, tweak func(*Options)) *fixture {
@@ -104,9 +106,17 @@ func newFixture(t *testing.T, tweak func(*Options)) *fixture {
 	return &fixture{srv: srv, target: tg.ID, repo: repo, hc: &http.Client{Timeout: 70 * time.Second}}
 }
 
-// pair says hello through the current link and, as the person at the
-// computer, decides: a grant, or trust.None to deny.
+// pair says hello through the current link as a new device (a name of its
+// own) and, as the person at the computer, decides: a grant, or trust.None
+// to deny.
 func (f *fixture) pair(t *testing.T, g trust.Grant) (Paired, error) {
+	t.Helper()
+	f.paired++
+	return f.pairAs(t, g, fmt.Sprintf("Test browser %d", f.paired))
+}
+
+// pairAs pairs under name (the same name is the same device pairing again).
+func (f *fixture) pairAs(t *testing.T, g trust.Grant, name string) (Paired, error) {
 	t.Helper()
 	l, err := ParseLink(f.srv.Pairing().Link())
 	if err != nil {
@@ -118,13 +128,13 @@ func (f *fixture) pair(t *testing.T, g trust.Grant) (Paired, error) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		p, err := Pair(context.Background(), f.hc, l, "Test browser")
+		p, err := Pair(context.Background(), f.hc, l, name)
 		done <- result{p, err}
 	}()
 	for {
 		st, changed := f.srv.Pairing().Status()
 		if st.Request != nil {
-			if st.Request.Name != "Test browser" {
+			if st.Request.Name != name {
 				t.Fatalf("request: %+v", st.Request)
 			}
 			f.srv.Pairing().Decide(st.Request.ID, g != trust.None, g)

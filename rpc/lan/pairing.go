@@ -41,7 +41,11 @@ type Request struct {
 	// allows the request whose code matches the one on the device in hand.
 	Code string    `json:"code"`
 	At   time.Time `json:"at"`
-	done chan decision
+	// Replaces is the paired device of the same name, which this one
+	// replaces when allowed: a device that pairs again (its old key lost)
+	// takes its old place instead of filling the limit.
+	Replaces string `json:"replaces,omitempty"`
+	done     chan decision
 }
 
 type decision struct {
@@ -254,15 +258,16 @@ func (p *Pairing) current() (string, rpc.Key, *rpc.ReplayGuard) {
 // device and replaces the link.
 func (p *Pairing) hello(ctx context.Context, name, from, code string) (*Device, string) {
 	p.mu.Lock()
+	replaces := p.namedLocked(name)
 	switch {
-	case len(p.devices) >= MaxDevices:
+	case len(p.devices) >= MaxDevices && replaces == "":
 		p.mu.Unlock()
 		return nil, "This computer already has 3 paired devices. Unpair one there first."
 	case p.pending != nil:
 		p.mu.Unlock()
 		return nil, "Another device is waiting to be allowed on this computer. Try again in a minute."
 	}
-	req := &Request{ID: randomID(8), Name: name, From: from, Code: code, At: time.Now(), done: make(chan decision, 1)}
+	req := &Request{ID: randomID(8), Name: name, From: from, Code: code, At: time.Now(), Replaces: replaces, done: make(chan decision, 1)}
 	p.pending = req
 	p.bumpLocked()
 	p.mu.Unlock()
@@ -287,8 +292,16 @@ func (p *Pairing) hello(ctx context.Context, name, from, code string) (*Device, 
 	case !d.allow:
 		return nil, "The computer did not allow this device."
 	}
+	var ended string
+	if old := p.namedLocked(name); old != "" {
+		delete(p.devices, old) // the same device, paired again: its old key is done
+		ended = old
+	}
 	if len(p.devices) >= MaxDevices {
 		return nil, "This computer already has 3 paired devices. Unpair one there first."
+	}
+	if ended != "" && p.onRevoke != nil {
+		go p.onRevoke(ended) // ends its stream; outside the lock
 	}
 	dev := &Device{ID: "lan-" + randomID(9), Name: name, Grant: d.grant, Paired: time.Now(), LastSeen: time.Now(), key: randomKey()}
 	p.devices[dev.ID] = dev
@@ -335,6 +348,32 @@ func (p *Pairing) saveLocked() {
 	if err := p.keeper.SaveLAN(st); err != nil && p.log != nil {
 		p.log.Error("the paired devices could not be saved; they pair again after a restart", "err", err)
 	}
+}
+
+// namedLocked is the paired device called name, "" for none.
+func (p *Pairing) namedLocked(name string) string {
+	for id, d := range p.devices {
+		if d.Name == name {
+			return id
+		}
+	}
+	return ""
+}
+
+// Rename gives a paired device the name the person chose, so devices can
+// be told apart (and a device pairing again under its old name replaces
+// it).
+func (p *Pairing) Rename(id, name string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d := p.devices[id]
+	if d == nil || name == "" || p.namedLocked(name) != "" && p.namedLocked(name) != id {
+		return false
+	}
+	d.Name = name
+	p.bumpLocked()
+	p.saveLocked()
+	return true
 }
 
 // wait is how long a hello waits for a decision.

@@ -80,7 +80,23 @@ function deviceName() {
   const ua = navigator.userAgent;
   const os = /iPhone/.test(ua) ? 'iPhone' : /iPad/.test(ua) ? 'iPad' : /Android/.test(ua) ? 'Android' : /Mac/.test(ua) ? 'Mac' : /Linux/.test(ua) ? 'Linux' : 'a device';
   const br = /Firefox/.test(ua) ? 'Firefox' : /Edg\//.test(ua) ? 'Edge' : /Chrome|Chromium/.test(ua) ? 'Chrome' : /Safari/.test(ua) ? 'Safari' : 'a browser';
-  return `${br} on ${os}`;
+  return `${br} on ${os} (${deviceTag()})`;
+}
+
+// deviceTag tells this browser from another of the same kind in the
+// computer's device list; it stays when a pairing ends, so pairing again
+// replaces the old entry there instead of adding one.
+function deviceTag() {
+  try {
+    let tag = localStorage.getItem('gatehouse-device-tag');
+    if (!tag) {
+      tag = Array.from(crypto.getRandomValues(new Uint8Array(2)), (b) => b.toString(16).padStart(2, '0')).join('');
+      localStorage.setItem('gatehouse-device-tag', tag);
+    }
+    return tag;
+  } catch {
+    return 'private';
+  }
 }
 
 // retry is the event stream's reconnection (backoff in api.js); a stream
