@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"text/tabwriter"
 	"time"
@@ -210,6 +211,18 @@ func runDevices(e *env, args []string) int {
 
 func printLANStatus(e *env, st *lan.Status) {
 	fmt.Fprintf(e.stdout, "Serving here (%s), %s\n", st.Kind, deviceList(st.Devices))
+	if len(st.Devices) > 0 {
+		w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "LAN DEVICE\tNAME\tONLINE\tLAST REQUEST\tGRANT")
+		for _, d := range st.Devices {
+			online := "no"
+			if slices.Contains(st.Online, d.ID) {
+				online = "yes"
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", shown(d.ID), shown(d.Name), online, ago(d.LastSeen), d.Grant)
+		}
+		w.Flush()
+	}
 	if st.Warning != "" {
 		fmt.Fprintf(e.stdout, "! %s\n", st.Warning)
 	}
