@@ -190,3 +190,17 @@ func logMisses(t *testing.T, misses []corpusEntry) {
 		t.Logf("... and %d more misses (run with -corpus.report to see them all)", len(misses)-len(shown))
 	}
 }
+
+// Copies an editor or a careless save leaves beside a secret are secret
+// too (the red team read ".env~" and ".env " as a view device); the names
+// they were made from decide, so a public file's backup stays public.
+func TestBackupCopiesOfSecrets(t *testing.T) {
+	for p, want := range map[string]bool{
+		".env~": true, ".env ": true, ".env.": true, "config/.env~~": true, "server.key~": true, "id_ed25519 ": true,
+		"README.md~": false, "notes.txt ": false, "a/..": false, "~": false, "...": false,
+	} {
+		if got := Default().IsSecret(p); got != want {
+			t.Errorf("Default().IsSecret(%q) = %v, want %v", p, got, want)
+		}
+	}
+}

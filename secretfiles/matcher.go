@@ -46,10 +46,23 @@ func Compile(rules []Rule) (*Matcher, error) {
 func (m *Matcher) Rules() []Rule { return m.rules }
 
 // Match reports the first rule (in table order) that makes path secret. path
-// is slash-separated and relative; letter case is ignored. Match neither
+// is slash-separated and relative; letter case is ignored. A copy an editor
+// or a careless save leaves beside a secret (".env~", ".env " with a
+// trailing space, "server.key.") holds the same secret, so a name with
+// trailing '~', spaces or dots is also asked without them. Match neither
 // opens nor stats anything: a caller holding a symlink asks again with what
 // it resolves to.
 func (m *Matcher) Match(unsafePath string) (Rule, bool) {
+	if r, ok := m.match(unsafePath); ok {
+		return r, true
+	}
+	if t := strings.TrimRight(unsafePath, "~ ."); t != unsafePath && t != "" && !strings.HasSuffix(t, "/") {
+		return m.match(t)
+	}
+	return Rule{}, false
+}
+
+func (m *Matcher) match(unsafePath string) (Rule, bool) {
 	var buf [256]byte
 	p := parts(unsafePath, buf[:0])
 	var cand [8]int
