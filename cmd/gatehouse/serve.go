@@ -24,7 +24,7 @@ func init() {
 	register(&command{
 		name:    "serve",
 		summary: "serve checkouts to your phone and other devices",
-		usage:   "[--listen auto|tailscale|lan|loopback|ADDR|ADDR:PORT] [--port N] [--no-tui] [--relay URL] [PATH...]",
+		usage:   "[--listen auto|tailscale|lan|loopback|none|ADDR|ADDR:PORT] [--port N] [--no-tui] [--relay URL] [PATH...]",
 		help: `Serves the checkouts named (default: the current folder) to your devices.
 
 On a LAN or Tailscale address (the default): gatehouse listens on one
