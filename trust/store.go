@@ -198,8 +198,9 @@ func (s *Store) Problems() []error {
 	load(s.path(settingsFile), &s.settings)
 	load(s.path(grantsFile), &s.grants)
 	load(s.path(targetsFile), &s.targets)
+	load(s.path(lanFile), &s.lan)
 	var out []error
-	for _, p := range []error{s.settings.problem, s.grants.problem, s.targets.problem} {
+	for _, p := range []error{s.settings.problem, s.grants.problem, s.targets.problem, s.lan.problem} {
 		if p != nil {
 			out = append(out, p)
 		}

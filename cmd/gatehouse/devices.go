@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -145,8 +146,15 @@ func runDevices(e *env, args []string) int {
 	}
 	ans, err := lan.Control(store.Dir(), lan.ControlRequest{Op: "status"})
 	serving := err == nil
-	if serving {
+	switch {
+	case serving:
 		printLANStatus(e, ans.Status)
+	case errors.Is(err, lan.ErrServeSilent):
+		fmt.Fprintf(e.stderr, "gatehouse devices: %v\n", err)
+		return exitFound
+	case len(store.LAN().Devices) > 0:
+		printKeptLAN(e, store)
+		serving = true // something was listed
 	}
 	devs, err := relayDevices(id)
 	if err != nil {
@@ -227,7 +235,7 @@ func printLANStatus(e *env, st *lan.Status) {
 		fmt.Fprintf(e.stdout, "! %s\n", st.Warning)
 	}
 	if r := st.Request; r != nil {
-		fmt.Fprintf(e.stdout, "Waiting to pair: %s at %s with code %s (request %s): if the device shows the same code, 'gatehouse devices allow --grant view|control|full', else 'gatehouse devices deny'\n", shown(r.Name), r.From, r.Code, r.ID)
+		fmt.Fprintf(e.stdout, "Waiting to pair: %s at %s with code %s (request %s)%s: if the device shows the same code, 'gatehouse devices allow --grant view|control|full', else 'gatehouse devices deny'\n", shown(r.Name), r.From, r.Code, r.ID, replacing(r))
 	}
 }
 
@@ -373,9 +381,20 @@ func runDevicesRevoke(e *env, args []string) int {
 	if store == nil {
 		return code
 	}
-	if _, err := lan.Control(store.Dir(), lan.ControlRequest{Op: "revoke", Device: args[0]}); err == nil {
+	_, err := lan.Control(store.Dir(), lan.ControlRequest{Op: "revoke", Device: args[0]})
+	switch {
+	case err == nil:
 		fmt.Fprintf(e.stdout, "Unpaired %s.\n", shown(args[0]))
 		return exitOK
+	case errors.Is(err, lan.ErrServeSilent):
+		// It may hold the device; saying "not paired" would be a guess.
+		fmt.Fprintf(e.stderr, "gatehouse devices revoke: %v\n", err)
+		return exitFound
+	case errors.Is(err, lan.ErrNoServe):
+		if forgotKept(store, args[0]) {
+			fmt.Fprintf(e.stdout, "Unpaired %s: its kept pairing is gone, so it will not come back when serve runs.\n", shown(args[0]))
+			return exitOK
+		}
 	}
 	if _, granted := store.Grants()[args[0]]; !granted {
 		// A typo must not look like a revocation that worked.
@@ -388,6 +407,22 @@ func runDevicesRevoke(e *env, args []string) int {
 	}
 	fmt.Fprintf(e.stdout, "%s has no access to this computer now.\n", shown(args[0]))
 	return exitOK
+}
+
+// forgotKept removes a LAN pairing kept for the next serve, while none runs.
+func forgotKept(store *trust.Store, id string) bool {
+	st := store.LAN()
+	kept := st.Devices[:0]
+	for _, d := range st.Devices {
+		if d.ID != id {
+			kept = append(kept, d)
+		}
+	}
+	if len(kept) == len(st.Devices) {
+		return false
+	}
+	st.Devices = kept
+	return store.SaveLAN(st) == nil
 }
 
 func runDevicesName(e *env, args []string) int {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/gatehouse/gatehouse/gate"
 	"github.com/gatehouse/gatehouse/internal/display"
 	"github.com/gatehouse/gatehouse/relay"
+	"github.com/gatehouse/gatehouse/rpc/lan"
 	"github.com/gatehouse/gatehouse/trust"
 )
 
@@ -94,10 +96,14 @@ func runDoctor(e *env, args []string) int {
 		g := grants[id]
 		fmt.Fprintf(e.stdout, "  %s  %-7s key %s  %s\n", display.Text(id), g.Grant, g.Fingerprint, display.Text(g.Name))
 	}
-	if st, err := serveStatus(store); err == nil {
+	switch st, err := serveStatus(store); {
+	case err == nil:
 		printServeStatus(e, st)
-	} else {
+	case errors.Is(err, lan.ErrServeSilent):
+		warn("serve: %v", err)
+	default:
 		fmt.Fprintln(e.stdout, "serve: not running with this state folder")
+		printKeptLAN(e, store)
 	}
 	for _, r := range []struct{ role, label, login string }{
 		{relay.HostRole, "relay", "gatehouse login"},

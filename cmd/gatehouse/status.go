@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"slices"
@@ -34,8 +35,13 @@ func runStatus(e *env, args []string) int {
 		return code
 	}
 	st, err := serveStatus(store)
+	if errors.Is(err, lan.ErrServeSilent) {
+		fmt.Fprintf(e.stderr, "gatehouse status: %v\n", err)
+		return exitFound
+	}
 	if err != nil {
 		fmt.Fprintf(e.stdout, "No 'gatehouse serve' is running with the state folder %s.\n", store.Dir())
+		printKeptLAN(e, store)
 		return exitFound
 	}
 	printServeStatus(e, st)
@@ -66,7 +72,20 @@ func printServeStatus(e *env, st *lan.Status) {
 		fmt.Fprintf(e.stdout, "  %s  %-7s %-7s last request %s  %s\n", d.ID, d.Grant, online, ago(d.LastSeen), display.Text(d.Name))
 	}
 	if r := st.Request; r != nil {
-		fmt.Fprintf(e.stdout, "waiting to be allowed: %q from %s, code %s ('gatehouse devices allow --grant G' or 'deny')\n", display.Text(r.Name), r.From, r.Code)
+		fmt.Fprintf(e.stdout, "waiting to be allowed: %q from %s, code %s%s ('gatehouse devices allow --grant G' or 'deny')\n", display.Text(r.Name), r.From, r.Code, replacing(r))
+	}
+}
+
+// printKeptLAN lists the LAN pairings kept for the next serve, when none
+// runs: they come back with it until revoked.
+func printKeptLAN(e *env, store *trust.Store) {
+	kept := store.LAN().Devices
+	if len(kept) == 0 {
+		return
+	}
+	fmt.Fprintf(e.stdout, "kept LAN pairings (back when serve runs; 'gatehouse devices revoke ID' ends one): %d\n", len(kept))
+	for _, d := range kept {
+		fmt.Fprintf(e.stdout, "  %s  %-7s %s\n", d.ID, d.Grant, display.Text(d.Name))
 	}
 }
 

@@ -43,6 +43,13 @@ func (s Spec) Check() error {
 	if strings.Contains(s.Exe, string(filepath.Separator)+"go-build") {
 		return ErrTemporaryBinary
 	}
+	for _, c := range s.Exe {
+		// systemd takes the program's path as written: no quotes, no
+		// specifiers, no variables (a $ would name another program).
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("/._+-@:,", c)) {
+			return fmt.Errorf("the service manager cannot run a program from %q (a space, quote, $ or %% in its path); install gatehouse where its path has only letters, digits and /._+-@:,", s.Exe)
+		}
+	}
 	return nil
 }
 
@@ -51,11 +58,20 @@ func (s Spec) argv() []string {
 	return append([]string{s.Exe, "serve", "--no-tui"}, s.Args...)
 }
 
-// systemdQuote writes one ExecStart word as systemd reads it: in double
-// quotes when it has anything but plain characters, with \ and " escaped;
-// % (a specifier) doubled, and $ (an environment variable) doubled.
+// systemdQuote writes one ExecStart argument as systemd reads it: in
+// double quotes when it has anything but plain characters, with \ and "
+// escaped; % (a specifier) doubled, and $ (an environment variable in
+// ExecStart) doubled.
 func systemdQuote(w string) string {
-	w = strings.ReplaceAll(strings.ReplaceAll(w, "%", "%%"), "$", "$$")
+	return quoteWord(strings.ReplaceAll(w, "$", "$$"))
+}
+
+// envQuote writes an Environment= assignment: as an argument, but $ is
+// not special there, so it stays single.
+func envQuote(w string) string { return quoteWord(w) }
+
+func quoteWord(w string) string {
+	w = strings.ReplaceAll(w, "%", "%%")
 	plain := w != ""
 	for _, c := range w {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("/._-:=+,@%$", c)) {
@@ -70,8 +86,8 @@ func systemdQuote(w string) string {
 
 // SystemdUnit is the user unit for s.
 func SystemdUnit(s Spec) string {
-	words := make([]string, 0, len(s.Args)+3)
-	for _, w := range s.argv() {
+	words := []string{s.Exe} // checked plain: systemd takes the path as written
+	for _, w := range s.argv()[1:] {
 		words = append(words, systemdQuote(w))
 	}
 	return fmt.Sprintf(`# Installed by 'gatehouse service install'; removed by 'gatehouse service uninstall'.
@@ -88,7 +104,7 @@ RestartSec=5
 
 [Install]
 WantedBy=default.target
-`, strings.Join(words, " "), systemdQuote("GATEHOUSE_HOME="+s.StateDir))
+`, strings.Join(words, " "), envQuote("GATEHOUSE_HOME="+s.StateDir))
 }
 
 // xmlText escapes text for a plist.

@@ -21,7 +21,7 @@ func trickySpec(t *testing.T) Spec {
 		t.Fatal(err)
 	}
 	return Spec{Exe: exe, Args: []string{"--relay", "https://relay.example", filepath.Join(dir, `my "code" 100% $HOME\x`), filepath.Join(dir, "a&b<c>")},
-		StateDir: filepath.Join(dir, "state dir")}
+		StateDir: filepath.Join(dir, "state $Y dir")}
 }
 
 // The unit systemd itself accepts (systemd-analyze verify, where it is
@@ -33,6 +33,14 @@ func TestSystemdUnit(t *testing.T) {
 		if !strings.Contains(unit, want) {
 			t.Fatalf("unit lacks %q:\n%s", want, unit)
 		}
+	}
+	if !strings.Contains(unit, `"GATEHOUSE_HOME=`+s.StateDir+`"`) {
+		t.Fatalf("Environment= must keep $ single (it is not special there):\n%s", unit)
+	}
+	bad := s
+	bad.Exe = filepath.Join(t.TempDir(), "b-dol$X", "gatehouse")
+	if bad.Check() == nil {
+		t.Fatal("a program path with $ was accepted: systemd would run another program")
 	}
 	var exec_ string
 	for _, l := range strings.Split(unit, "\n") {

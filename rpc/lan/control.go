@@ -146,6 +146,11 @@ func (l *limitReader) Read(p []byte) (int, error) {
 // ErrNoServe: no serve is running in this state folder.
 var ErrNoServe = errors.New("no gatehouse serve is running here")
 
+// ErrServeSilent: a serve holds the socket but did not answer in 10 s
+// (stopped, or wedged): what it would say is unknown, so nothing may be
+// taken as done or as absent.
+var ErrServeSilent = errors.New("the running 'gatehouse serve' does not answer on its control socket; nothing was changed (try again, or stop it and start it again)")
+
 // Control sends one command to the serve running in state folder dir.
 func Control(dir string, req ControlRequest) (ControlAnswer, error) {
 	var ans ControlAnswer
@@ -156,10 +161,10 @@ func Control(dir string, req ControlRequest) (ControlAnswer, error) {
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	if err := json.NewEncoder(c).Encode(req); err != nil {
-		return ans, err
+		return ans, fmt.Errorf("%w: %v", ErrServeSilent, err)
 	}
 	if err := json.NewDecoder(c).Decode(&ans); err != nil {
-		return ans, err
+		return ans, fmt.Errorf("%w: %v", ErrServeSilent, err)
 	}
 	if ans.Error != "" {
 		return ans, errors.New(ans.Error)

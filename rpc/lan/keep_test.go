@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -165,5 +166,55 @@ func TestPairingAgainReplacesAndNamesStay(t *testing.T) {
 	}
 	if len(st.Devices) != 2 || f.srv.Pairing().Rename(other, "Ann's phone") {
 		t.Fatalf("two devices share a name: %+v", st.Devices)
+	}
+}
+
+// Kept state that cannot be trusted is not: an unreadable lan.json is moved
+// aside (never lost to the next rewrite) and every device pairs again; two
+// entries under one id (say view and full) are both left out; a frame under
+// a device's id sealed with another key does not make it look active.
+func TestKeptStateFailsClosed(t *testing.T) {
+	gittest.Home(t, "")
+	repo := gittest.Init(t, map[string]string{"a.txt": "a\n"})
+	store, err := trust.OpenStore(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(store.Dir(), "lan.json")
+	if err := os.WriteFile(file, []byte(`{"port":1,"devices":[{"id":garbage`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, stop := keptServer(t, store, repo)
+	if st, _ := f.srv.Pairing().Status(); len(st.Devices) != 0 {
+		t.Fatalf("devices from an unreadable file: %+v", st.Devices)
+	}
+	if b, err := os.ReadFile(file + ".damaged"); err != nil || !strings.Contains(string(b), "garbage") {
+		t.Fatalf("the unreadable file was not kept aside: %v", err)
+	}
+	p, err := f.pair(t, trust.View)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := f.srv.Pairing().Status()
+	forged := p
+	forged.Key[3] ^= 1
+	time.Sleep(10 * time.Millisecond)
+	_, _ = f.call(t, forged, "host.hello", nil)
+	if after, _ := f.srv.Pairing().Status(); !after.Devices[0].LastSeen.Equal(before.Devices[0].LastSeen) {
+		t.Fatal("a frame sealed with another key marked the device as seen")
+	}
+	stop()
+
+	key := make([]byte, 32)
+	st := store.LAN()
+	dup := st.Devices[0]
+	dup.Grant, dup.Key = trust.Full, key
+	st.Devices = append(st.Devices, dup)
+	if err := store.SaveLAN(st); err != nil {
+		t.Fatal(err)
+	}
+	f, _ = keptServer(t, store, repo)
+	if st, _ := f.srv.Pairing().Status(); len(st.Devices) != 0 {
+		t.Fatalf("a device id kept twice was trusted: %+v", st.Devices)
 	}
 }

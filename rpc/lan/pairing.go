@@ -208,7 +208,7 @@ func (p *Pairing) GrantFor(id, fp string) trust.Grant {
 	return trust.None
 }
 
-// device returns a paired device's key, marking it seen.
+// device returns a paired device's key.
 func (p *Pairing) device(id string) (rpc.Key, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -216,8 +216,18 @@ func (p *Pairing) device(id string) (rpc.Key, bool) {
 	if d == nil {
 		return rpc.Key{}, false
 	}
-	d.LastSeen = time.Now()
 	return d.key, true
+}
+
+// seen marks a device's request as its last: only one that opened with its
+// key, so a frame under its id sealed with another key does not make it
+// look active.
+func (p *Pairing) seen(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if d := p.devices[id]; d != nil {
+		d.LastSeen = time.Now()
+	}
 }
 
 // junkAllowed reports whether the sender address from may still send a
@@ -317,8 +327,26 @@ func (p *Pairing) keep(k Keeper, st trust.LANState, port int, log *slog.Logger) 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.keeper, p.port, p.log = k, port, log
+	ids := map[string]int{}
 	for _, d := range st.Devices {
-		if len(d.Key) != len(rpc.Key{}) || d.Grant == trust.None || !validDeviceID(d.ID) || len(p.devices) >= MaxDevices {
+		ids[d.ID]++
+	}
+	for _, d := range st.Devices {
+		why := ""
+		switch {
+		case ids[d.ID] > 1:
+			why = "its id appears more than once (none of them is trusted)"
+		case len(d.Key) != len(rpc.Key{}):
+			why = "its key is not 32 bytes"
+		case d.Grant == trust.None:
+			why = "it has no grant"
+		case !validDeviceID(d.ID):
+			why = "its id is not a LAN device's"
+		case len(p.devices) >= MaxDevices:
+			why = "3 devices are paired already"
+		}
+		if why != "" {
+			log.Warn("a kept LAN device is left out and must pair again", "device", d.ID, "why", why)
 			continue
 		}
 		dev := &Device{ID: d.ID, Name: d.Name, Grant: d.Grant, Paired: d.Paired, LastSeen: d.LastSeen}

@@ -103,6 +103,7 @@ type Options struct {
 // Keeper keeps the LAN state across runs; trust.Store is one.
 type Keeper interface {
 	LAN() trust.LANState
+	LANProblem() error // why LAN read as none
 	SaveLAN(trust.LANState) error
 }
 
@@ -159,6 +160,9 @@ func Listen(o Options, ho rpc.HostOptions) (*Server, error) {
 	var kept trust.LANState
 	if o.Keep != nil {
 		kept = o.Keep.LAN()
+		if err := o.Keep.LANProblem(); err != nil {
+			o.Logger.Warn("the kept LAN pairings could not be read, so every device must pair again; the file is kept as lan.json.damaged", "err", err)
+		}
 	}
 	l, err := listenKept(o, kept.Port)
 	if err != nil {
@@ -430,6 +434,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, msgBadFrame)
 		return
 	}
+	s.pairing.seen(in.D)
 	sealed(w, out)
 }
 
