@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gatehouse/gatehouse/internal/display"
 	"github.com/gatehouse/gatehouse/relay"
@@ -428,6 +430,9 @@ func forgotKept(store *trust.Store, id string) bool {
 func runDevicesName(e *env, args []string) int {
 	if len(args) != 2 {
 		return usageError(e, named("devices name"), "give a device id and its new name")
+	}
+	if n := utf8.RuneCountInString(strings.TrimSpace(args[1])); n == 0 || n > 64 {
+		return usageError(e, named("devices name"), "a name has 1 to 64 characters")
 	}
 	store, code := openState(e)
 	if store == nil {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -378,10 +379,12 @@ func (p *Pairing) saveLocked() {
 	}
 }
 
-// namedLocked is the paired device called name, "" for none.
+// namedLocked is the paired device called name, "" for none. Names that
+// differ only in letter case or surrounding spaces are one name: they read
+// as one in a list.
 func (p *Pairing) namedLocked(name string) string {
 	for id, d := range p.devices {
-		if d.Name == name {
+		if strings.EqualFold(strings.TrimSpace(d.Name), strings.TrimSpace(name)) {
 			return id
 		}
 	}
@@ -395,7 +398,7 @@ func (p *Pairing) Rename(id, name string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	d := p.devices[id]
-	if d == nil || name == "" || p.namedLocked(name) != "" && p.namedLocked(name) != id {
+	if d == nil || strings.TrimSpace(name) == "" || p.namedLocked(name) != "" && p.namedLocked(name) != id {
 		return false
 	}
 	d.Name = name
