@@ -128,10 +128,21 @@ function current() {
   return stack[stack.length - 1];
 }
 
+// paint draws entry. A draw finishes when its calls are answered, so one
+// that was overtaken (a live refresh still waiting while the person opened
+// another screen) would leave its screen in place of the newer one: the
+// newer one is drawn again after it.
 async function paint(entry, scroll) {
   clearNotes();
-  await entry.render(entry.state);
-  if (current() === entry) window.scrollTo(0, scroll);
+  entry.painting = (entry.painting || 0) + 1;
+  try {
+    await entry.render(entry.state);
+  } finally {
+    entry.painting--;
+  }
+  const top = current();
+  if (top === entry) window.scrollTo(0, scroll);
+  else if (top && !top.painting) await paint(top, window.scrollY);
 }
 
 // go opens a new screen on top, at its top.
