@@ -33,7 +33,7 @@ import (
 
 var (
 	ErrNoGitHub = refusal.New(refusal.Refused, "no github remote",
-		"This project has no GitHub remote (gh-resolved, upstream or origin), so there is nothing on GitHub to show for it.")
+		"This project has no GitHub remote.") // the seed's sentence
 	ErrGHMissing = refusal.New(refusal.Refused, "gh not installed",
 		"GitHub's gh is not installed on the computer. Install it there and sign in with gh auth login.")
 	ErrGHSignedOut = refusal.New(refusal.Refused, "gh signed out",

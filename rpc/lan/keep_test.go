@@ -1,61 +1,30 @@
 package lan
 
 import (
-	"context"
-	"net/http"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
 
-	"github.com/gatehouse/gatehouse/fsguard"
-	"github.com/gatehouse/gatehouse/gate"
 	"github.com/gatehouse/gatehouse/internal/gittest"
-	"github.com/gatehouse/gatehouse/rpc"
-	"github.com/gatehouse/gatehouse/rpc/methods"
 	"github.com/gatehouse/gatehouse/trust"
 )
 
-// keptServer serves repo on loopback with its LAN state kept in store, as
-// serve does; stop ends it (also at the test's end).
+// newStore is a state folder of the test's own.
+func newStore(t *testing.T) *trust.Store {
+	t.Helper()
+	store, err := trust.OpenStore(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
+// keptServer serves repo with its LAN state kept in store, as serve does.
 func keptServer(t *testing.T, store *trust.Store, repo string) (*fixture, func()) {
 	t.Helper()
-	reg := rpc.NewRegistry()
-	if err := methods.Register(reg); err != nil {
-		t.Fatal(err)
-	}
-	targets := rpc.NewTargets(fsguard.Options{Home: "/nonexistent"}, gate.Options{})
-	tg, err := targets.Add(repo, trust.Served, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := Listen(Options{Addr: netip.MustParseAddr("127.0.0.1"), Kind: Loopback, Keep: store,
-		Page: fstest.MapFS{"index.html": {Data: []byte("<!doctype html>")}}},
-		rpc.HostOptions{Registry: reg, Targets: targets, FullAccess: func() bool { return false }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Close(ctx)
-		targets.Close()
-	}
-	t.Cleanup(stop)
-	// A transport of its own: the default one would offer the next server
-	// a kept-alive connection to this one, closed by then.
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	return &fixture{srv: srv, target: tg.ID, repo: repo, hc: &http.Client{Timeout: 70 * time.Second, Transport: tr}}, stop
+	return serveRepo(t, repo, func(o *Options) { o.Keep = store })
 }
 
 // A restart ends no pairing: the device's key and grant are kept (0600 in
@@ -66,10 +35,7 @@ func keptServer(t *testing.T, store *trust.Store, repo string) (*fixture, func()
 func TestPairingsSurviveARestart(t *testing.T) {
 	gittest.Home(t, "")
 	repo := gittest.Init(t, map[string]string{"a.txt": "a\n"})
-	store, err := trust.OpenStore(filepath.Join(t.TempDir(), "state"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := newStore(t)
 	f, stop := keptServer(t, store, repo)
 	url := f.srv.URL()
 	p, err := f.pair(t, trust.Control)
@@ -124,10 +90,7 @@ func TestPairingsSurviveARestart(t *testing.T) {
 func TestPairingAgainReplacesAndNamesStay(t *testing.T) {
 	gittest.Home(t, "")
 	repo := gittest.Init(t, map[string]string{"a.txt": "a\n"})
-	store, err := trust.OpenStore(filepath.Join(t.TempDir(), "state"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := newStore(t)
 	f, stop := keptServer(t, store, repo)
 	var first Paired
 	for i := range MaxDevices + 2 {
@@ -178,10 +141,7 @@ func TestPairingAgainReplacesAndNamesStay(t *testing.T) {
 func TestKeptStateFailsClosed(t *testing.T) {
 	gittest.Home(t, "")
 	repo := gittest.Init(t, map[string]string{"a.txt": "a\n"})
-	store, err := trust.OpenStore(filepath.Join(t.TempDir(), "state"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := newStore(t)
 	file := filepath.Join(store.Dir(), "lan.json")
 	if err := os.WriteFile(file, []byte(`{"port":1,"devices":[{"id":garbage`), 0o600); err != nil {
 		t.Fatal(err)

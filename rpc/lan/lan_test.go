@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -78,6 +79,16 @@ func newFixture(t *testing.T, tweak func(*Options)) *fixture {
 	t.Helper()
 	gittest.Home(t, "")
 	repo := gittest.Init(t, map[string]string{"a.txt": "a\n", ".env": "TOKEN=1\n"})
+	f, _ := serveRepo(t, repo, tweak)
+	return f
+}
+
+// serveRepo serves repo on loopback as serve does (tweak adjusts the
+// options); stop ends it, and the test's end does too. Its client has a
+// transport of its own: the default one would offer a later server on the
+// same port a kept-alive connection to this one, closed by then.
+func serveRepo(t *testing.T, repo string, tweak func(*Options)) (f *fixture, stop func()) {
+	t.Helper()
 	reg := rpc.NewRegistry()
 	if err := methods.Register(reg); err != nil {
 		t.Fatal(err)
@@ -97,13 +108,19 @@ func newFixture(t *testing.T, tweak func(*Options)) *fixture {
 		t.Fatal(err)
 	}
 	go srv.Serve()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Close(ctx)
-		targets.Close()
-	})
-	return &fixture{srv: srv, target: tg.ID, repo: repo, hc: &http.Client{Timeout: 70 * time.Second}}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			srv.Close(ctx)
+			targets.Close()
+		})
+	}
+	t.Cleanup(stop)
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &fixture{srv: srv, target: tg.ID, repo: repo, hc: &http.Client{Timeout: 70 * time.Second, Transport: tr}}, stop
 }
 
 // pair says hello through the current link as a new device (a name of its
