@@ -71,6 +71,9 @@ var mayStartProcesses = map[string]string{
 	"regress":          "reproduces each exploit with plain git, to prove it fires",
 	"bench/relay":      "starts itself as the relay under test, so the devices run in another process",
 	"internal/service": "installs serve as the user's service with the system's own tools (systemctl, loginctl, launchctl)",
+	// A test-only harness: it runs Debian's initdb and postgres on a temporary
+	// folder of its own, never git and never on a repository's content.
+	"internal/pgtest": "starts a throwaway PostgreSQL server for the relay store's tests",
 }
 
 func TestOnlyGateStartsProcesses(t *testing.T) {
