@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, "sqlite"
@@ -71,6 +73,17 @@ var migrations = []string{
 		removed_at INTEGER NOT NULL,
 		PRIMARY KEY (account_id, device_id)
 	);`,
+	// 3: rate_hits, the windowed counters of Hit, shared by every relay
+	// node on one database. expires_at (the window's end) lets old windows
+	// of any length go in one indexed DELETE.
+	`CREATE TABLE rate_hits (
+		key          TEXT NOT NULL,
+		window_start INTEGER NOT NULL,
+		expires_at   INTEGER NOT NULL,
+		n            INTEGER NOT NULL,
+		PRIMARY KEY (key, window_start)
+	);
+	CREATE INDEX rate_hits_expires ON rate_hits (expires_at);`,
 }
 
 // Limits the store enforces.
@@ -97,10 +110,14 @@ type PushToken struct {
 	Token    string
 }
 
-// Store is the relay's database.
+// Store is the relay's database: SQLite for one node (OpenStore), or
+// PostgreSQL shared by several (OpenPostgres). The queries are one code
+// path, written for both; dialect holds what differs.
 type Store struct {
-	db  *sql.DB
-	now func() time.Time
+	db      *sql.DB
+	dialect dialect
+	now     func() time.Time
+	pruned  atomic.Int64 // unix ms of Hit's last sweep of old windows
 }
 
 // OpenStore opens (creating it if needed) the database at path and brings
@@ -121,8 +138,8 @@ func OpenStore(path string) (*Store, error) {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1) // rows are tiny; one connection serializes writers without SQLITE_BUSY
-	s := &Store{db: db, now: time.Now}
-	if err := s.migrate(); err != nil {
+	s := &Store{db: db, dialect: sqliteDialect, now: time.Now}
+	if err := migrateSQLite(context.Background(), db); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -158,16 +175,30 @@ func ownerOnly(path string, create bool) error {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-func (s *Store) migrate() error {
+// Ping reports whether the database answers (the health check).
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// ErrNewerSchema: the database was migrated by a newer gatehouse, whose
+// tables this one does not know; it refuses rather than guess.
+var ErrNewerSchema = errors.New("relay: the database is from a newer gatehouse")
+
+func newerSchema(version, known int) error {
+	return fmt.Errorf("%w (schema %d, this one knows %d)", ErrNewerSchema, version, known)
+}
+
+// migrateSQLite applies the migrations db has not had yet, one
+// transaction each; PRAGMA user_version counts them. One process owns a
+// SQLite file, so nothing else migrates it at the same time.
+func migrateSQLite(ctx context.Context, db *sql.DB) error {
 	var version int
-	if err := s.db.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil {
+	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
 		return fmt.Errorf("relay: database: %w", err)
 	}
 	if version > len(migrations) {
-		return fmt.Errorf("relay: the database is from a newer gatehouse (schema %d, this one knows %d)", version, len(migrations))
+		return newerSchema(version, len(migrations))
 	}
 	for i := version; i < len(migrations); i++ {
-		tx, err := s.db.Begin()
+		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
@@ -188,9 +219,14 @@ func (s *Store) migrate() error {
 
 // ensureAccount creates the account if it is new and refreshes its login
 // and avatar otherwise.
+//
+// On PostgreSQL the upsert also locks the account's row until the
+// transaction ends: registrations on one account from several relay nodes
+// take turns, so the device count each one reads is the committed one and
+// MaxDevices holds (READ COMMITTED reads afresh after the wait).
 func (s *Store) ensureAccount(ctx context.Context, tx *sql.Tx, a relay.Account) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, login, avatar_url, created_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT(id) DO UPDATE SET login = excluded.login, avatar_url = excluded.avatar_url`,
+	_, err := tx.ExecContext(ctx, s.q(`INSERT INTO accounts (id, login, avatar_url, created_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT(id) DO UPDATE SET login = excluded.login, avatar_url = excluded.avatar_url`),
 		a.ID, a.Login, a.AvatarURL, s.now().Unix())
 	return err
 }
@@ -224,7 +260,7 @@ func (s *Store) register(ctx context.Context, a *relay.Account, invite string, d
 	}()
 	if invite != "" {
 		now := s.now().Unix()
-		err = tx.QueryRowContext(ctx, `UPDATE invites SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ? RETURNING account_id, login`,
+		err = tx.QueryRowContext(ctx, s.q(`UPDATE invites SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ? RETURNING account_id, login`),
 			now, inviteHash(invite), now).Scan(&a.ID, &a.Login)
 		if errors.Is(err, sql.ErrNoRows) {
 			return "", ErrBadInvite
@@ -235,26 +271,26 @@ func (s *Store) register(ctx context.Context, a *relay.Account, invite string, d
 	if err := s.ensureAccount(ctx, tx, *a); err != nil {
 		return "", err
 	}
-	if err = checkTombstone(ctx, tx, a.ID, d); err != nil {
+	if err = s.checkTombstone(ctx, tx, a.ID, d); err != nil {
 		return "", err
 	}
 	var key string
-	err = tx.QueryRowContext(ctx, `SELECT public_key, gen FROM devices WHERE account_id = ? AND id = ?`, a.ID, d.ID).Scan(&key, &gen)
+	err = tx.QueryRowContext(ctx, s.q(`SELECT public_key, gen FROM devices WHERE account_id = ? AND id = ?`), a.ID, d.ID).Scan(&key, &gen)
 	switch {
 	case err == nil && key != d.PublicKey:
 		return "", ErrKeyConflict
 	case err == nil:
-		_, err = tx.ExecContext(ctx, `UPDATE devices SET name = ?, platform = ? WHERE account_id = ? AND id = ?`, d.Name, d.Platform, a.ID, d.ID)
+		_, err = tx.ExecContext(ctx, s.q(`UPDATE devices SET name = ?, platform = ? WHERE account_id = ? AND id = ?`), d.Name, d.Platform, a.ID, d.ID)
 	case errors.Is(err, sql.ErrNoRows):
 		var n int
-		if err = tx.QueryRowContext(ctx, `SELECT count(*) FROM devices WHERE account_id = ?`, a.ID).Scan(&n); err != nil {
+		if err = tx.QueryRowContext(ctx, s.q(`SELECT count(*) FROM devices WHERE account_id = ?`), a.ID).Scan(&n); err != nil {
 			return "", err
 		}
 		if n >= MaxDevices {
 			return "", ErrTooManyDevices
 		}
 		gen = randomText(16)
-		_, err = tx.ExecContext(ctx, `INSERT INTO devices (account_id, id, name, platform, public_key, gen, registered_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		_, err = tx.ExecContext(ctx, s.q(`INSERT INTO devices (account_id, id, name, platform, public_key, gen, registered_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
 			a.ID, d.ID, d.Name, d.Platform, d.PublicKey, gen, s.now().UnixMilli())
 	}
 	if err != nil {
@@ -266,20 +302,20 @@ func (s *Store) register(ctx context.Context, a *relay.Account, invite string, d
 // Account returns an account by id.
 func (s *Store) Account(ctx context.Context, id string) (relay.Account, error) {
 	a := relay.Account{ID: id}
-	err := s.db.QueryRowContext(ctx, `SELECT login, avatar_url FROM accounts WHERE id = ?`, id).Scan(&a.Login, &a.AvatarURL)
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT login, avatar_url FROM accounts WHERE id = ?`), id).Scan(&a.Login, &a.AvatarURL)
 	return a, err
 }
 
 // Gen returns a device's gen, and false when the device is not registered.
 func (s *Store) Gen(ctx context.Context, account, device string) (string, bool) {
 	var gen string
-	err := s.db.QueryRowContext(ctx, `SELECT gen FROM devices WHERE account_id = ? AND id = ?`, account, device).Scan(&gen)
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT gen FROM devices WHERE account_id = ? AND id = ?`), account, device).Scan(&gen)
 	return gen, err == nil
 }
 
 // Devices lists an account's devices (Online is the caller's to fill).
 func (s *Store) Devices(ctx context.Context, account string) ([]relay.Device, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, name, platform, public_key, host, last_seen FROM devices WHERE account_id = ? ORDER BY registered_at, id`, account)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id, name, platform, public_key, host, last_seen FROM devices WHERE account_id = ? ORDER BY registered_at, id`), account)
 	if err != nil {
 		return nil, err
 	}
@@ -304,8 +340,8 @@ func (s *Store) Devices(ctx context.Context, account string) ([]relay.Device, er
 // removed one only in case would look like it to a person reading a list
 // (found by the red team: D-HOST… was given to another key after d-host…
 // was removed).
-func checkTombstone(ctx context.Context, tx *sql.Tx, account string, d relay.Device) error {
-	rows, err := tx.QueryContext(ctx, `SELECT key_hash FROM tombstones WHERE account_id = ? AND lower(device_id) = lower(?)`, account, d.ID)
+func (s *Store) checkTombstone(ctx context.Context, tx *sql.Tx, account string, d relay.Device) error {
+	rows, err := tx.QueryContext(ctx, s.q(`SELECT key_hash FROM tombstones WHERE account_id = ? AND lower(device_id) = lower(?)`), account, d.ID)
 	if err != nil {
 		return err
 	}
@@ -336,7 +372,7 @@ func (s *Store) DeleteAccount(ctx context.Context, account string) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `DELETE FROM accounts WHERE id = ?`, account)
+	_, err = s.db.ExecContext(ctx, s.q(`DELETE FROM accounts WHERE id = ?`), account)
 	return err
 }
 
@@ -348,7 +384,7 @@ func (s *Store) removeDevices(ctx context.Context, where string, args ...any) (b
 		return false, err
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT id, public_key FROM devices `+where, args...)
+	rows, err := tx.QueryContext(ctx, s.q(`SELECT id, public_key FROM devices `+where), args...)
 	if err != nil {
 		return false, err
 	}
@@ -368,13 +404,13 @@ func (s *Store) removeDevices(ctx context.Context, where string, args ...any) (b
 	}
 	account := args[0]
 	for _, d := range list {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO tombstones (account_id, device_id, key_hash, removed_at) VALUES (?, ?, ?, ?)
-			ON CONFLICT DO UPDATE SET key_hash = excluded.key_hash, removed_at = excluded.removed_at`,
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO tombstones (account_id, device_id, key_hash, removed_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (account_id, device_id) DO UPDATE SET key_hash = excluded.key_hash, removed_at = excluded.removed_at`),
 			account, d.id, keyHash(d.key), s.now().UnixMilli()); err != nil {
 			return false, err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM devices `+where, args...); err != nil {
+	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM devices `+where), args...); err != nil {
 		return false, err
 	}
 	return len(list) > 0, tx.Commit()
@@ -389,13 +425,13 @@ func keyHash(publicKey string) string {
 
 // SetHost records whether a device hosts.
 func (s *Store) SetHost(ctx context.Context, account, device string, host bool) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE devices SET host = ? WHERE account_id = ? AND id = ?`, host, account, device)
+	_, err := s.db.ExecContext(ctx, s.q(`UPDATE devices SET host = ? WHERE account_id = ? AND id = ?`), host, account, device)
 	return err
 }
 
 // Seen records that a device was last connected now.
 func (s *Store) Seen(ctx context.Context, account, device string) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE devices SET last_seen = ? WHERE account_id = ? AND id = ?`, s.now().UnixMilli(), account, device)
+	_, err := s.db.ExecContext(ctx, s.q(`UPDATE devices SET last_seen = ? WHERE account_id = ? AND id = ?`), s.now().UnixMilli(), account, device)
 	return err
 }
 
@@ -406,7 +442,7 @@ func (s *Store) CreateInvite(ctx context.Context, name string) (code string, err
 		return "", fmt.Errorf("relay: an account name is 1 to %d letters, digits, '.', '_' or '-'", maxInviteAccount)
 	}
 	code = randomText(16)
-	_, err = s.db.ExecContext(ctx, `INSERT INTO invites (hash, account_id, login, expires_at) VALUES (?, ?, ?, ?)`,
+	_, err = s.db.ExecContext(ctx, s.q(`INSERT INTO invites (hash, account_id, login, expires_at) VALUES (?, ?, ?, ?)`),
 		inviteHash(code), "inv:"+name, name, s.now().Add(inviteLife).Unix())
 	return code, err
 }
@@ -419,12 +455,12 @@ func (s *Store) AddPushToken(ctx context.Context, account, device, platform, tok
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO push_tokens (account_id, device_id, platform, token, created_at) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT DO UPDATE SET created_at = excluded.created_at`, account, device, platform, token, s.now().UnixNano()); err != nil {
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO push_tokens (account_id, device_id, platform, token, created_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (account_id, device_id, token) DO UPDATE SET created_at = excluded.created_at`), account, device, platform, token, s.now().UnixNano()); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM push_tokens WHERE account_id = ? AND device_id = ? AND platform = ? AND token NOT IN
-		(SELECT token FROM push_tokens WHERE account_id = ? AND device_id = ? AND platform = ? ORDER BY created_at DESC LIMIT ?)`,
+	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM push_tokens WHERE account_id = ? AND device_id = ? AND platform = ? AND token NOT IN
+		(SELECT token FROM push_tokens WHERE account_id = ? AND device_id = ? AND platform = ? ORDER BY created_at DESC LIMIT ?)`),
 		account, device, platform, account, device, platform, maxPushTokens); err != nil {
 		return err
 	}
@@ -433,7 +469,7 @@ func (s *Store) AddPushToken(ctx context.Context, account, device, platform, tok
 
 // PushTokens lists an account's push tokens.
 func (s *Store) PushTokens(ctx context.Context, account string) ([]PushToken, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT device_id, platform, token FROM push_tokens WHERE account_id = ? ORDER BY device_id, created_at`, account)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT device_id, platform, token FROM push_tokens WHERE account_id = ? ORDER BY device_id, created_at`), account)
 	if err != nil {
 		return nil, err
 	}
@@ -459,4 +495,95 @@ func randomText(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b) // never fails since Go 1.24
 	return base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b)
+}
+
+// dialect is what differs between the databases the store runs on.
+type dialect struct {
+	name string
+	// numbered: the driver wants $1..$n where the shared SQL says ?.
+	numbered bool
+}
+
+var (
+	sqliteDialect   = dialect{name: "sqlite"}
+	postgresDialect = dialect{name: "postgres", numbered: true}
+)
+
+// rebound caches each query's $n form: the queries are the store's own
+// constants, so the cache is bounded by the source.
+var rebound sync.Map
+
+// q is query in the store's dialect. The store's SQL is its own and has no
+// ? inside a literal, so every ? is an argument.
+func (s *Store) q(query string) string {
+	if !s.dialect.numbered {
+		return query
+	}
+	if v, ok := rebound.Load(query); ok {
+		return v.(string)
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r != '?' {
+			b.WriteRune(r)
+			continue
+		}
+		n++
+		fmt.Fprintf(&b, "$%d", n)
+	}
+	v, _ := rebound.LoadOrStore(query, b.String())
+	return v.(string)
+}
+
+// Limits of Hit's counters.
+const (
+	maxHitKey  = 256         // bytes of a counter's key
+	pruneEvery = time.Minute // how often a store sweeps ended windows
+)
+
+// ErrBadCounter: Hit was asked for an empty or overlong key, or a limit or
+// window below one.
+var ErrBadCounter = errors.New("relay: bad rate counter")
+
+// Hit counts one hit for key in the current fixed window (now truncated to
+// window) and reports whether the window's count is still within limit. It
+// is one statement, so hits from several relay nodes on one database each
+// get their own count. Windows that have ended are deleted at most once a
+// pruneEvery per store, so the table holds the live windows and a minute
+// of ended ones.
+//
+// A caller uses one window length per key (put the limit's name in the
+// key): the count is kept per key and window start.
+func (s *Store) Hit(ctx context.Context, key string, limit int, window time.Duration) (allowed bool, err error) {
+	if key == "" || len(key) > maxHitKey || limit < 1 || window < time.Millisecond {
+		return false, fmt.Errorf("%w: key of %d bytes, limit %d, window %v", ErrBadCounter, len(key), limit, window)
+	}
+	now := s.now()
+	start := now.Truncate(window)
+	var n int
+	err = s.db.QueryRowContext(ctx, s.q(`INSERT INTO rate_hits (key, window_start, expires_at, n) VALUES (?, ?, ?, 1)
+		ON CONFLICT (key, window_start) DO UPDATE SET n = rate_hits.n + 1 RETURNING n`),
+		key, start.UnixMilli(), start.Add(window).UnixMilli()).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("relay: rate counter: %w", err)
+	}
+	if err := s.pruneHits(ctx, now); err != nil {
+		return false, err
+	}
+	return n <= limit, nil
+}
+
+// pruneHits deletes the windows that ended, when this store has not done
+// so for pruneEvery. Several nodes each sweep on their own clock; a sweep
+// that finds nothing costs one indexed range.
+func (s *Store) pruneHits(ctx context.Context, now time.Time) error {
+	last := s.pruned.Load()
+	if now.UnixMilli()-last < pruneEvery.Milliseconds() || !s.pruned.CompareAndSwap(last, now.UnixMilli()) {
+		return nil
+	}
+	if _, err := s.db.ExecContext(ctx, s.q(`DELETE FROM rate_hits WHERE expires_at <= ?`), now.UnixMilli()); err != nil {
+		return fmt.Errorf("relay: rate counter sweep: %w", err)
+	}
+	return nil
 }
