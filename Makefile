@@ -22,12 +22,11 @@ darwin:
 staticcheck:
 	go run $(STATICCHECK) ./...
 
-# The page's tests (web/) need the browser, the GitHub tests gh:
-# GATEHOUSE_BROWSER_TESTS=1 and GATEHOUSE_GH_TESTS=1 make a missing piece a
-# failure instead of a skip. The page's screenshots are kept in
-# artifacts/page/.
+# The page's tests (web/) need the browser, the GitHub tests gh, the relay
+# store's tests PostgreSQL: GATEHOUSE_BROWSER_TESTS=1, GATEHOUSE_GH_TESTS=1
+# and GATEHOUSE_PG_TESTS=1 make a missing piece a failure instead of a skip. The page's screenshots are kept in artifacts/page/.
 unit:
-	GATEHOUSE_BROWSER_TESTS=1 GATEHOUSE_GH_TESTS=1 GATEHOUSE_ARTIFACTS=$(CURDIR)/artifacts/page go test -race -timeout 20m ./...
+	GATEHOUSE_BROWSER_TESTS=1 GATEHOUSE_GH_TESTS=1 GATEHOUSE_PG_TESTS=1 GATEHOUSE_ARTIFACTS=$(CURDIR)/artifacts/page go test -race -timeout 20m ./...
 
 # Benchmarks are not judged in CI, only run once so they keep working; -short
 # skips the ones that need large fixtures built outside CI.

@@ -15,6 +15,7 @@ deps=(
   "nodejs|node|the page's tests run on Node.js (20 or newer)"
   "npm|npm|npm ci installs the page's locked test packages"
   "gh|gh|the GitHub methods run the real gh against a local fake of GitHub's API"
+  "postgresql|initdb|the relay store's contract tests run on a real PostgreSQL (Debian keeps initdb off PATH, so dpkg decides)"
 )
 
 # installed: dpkg knows the package, or its command is there from another
