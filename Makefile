@@ -24,7 +24,8 @@ staticcheck:
 
 # The page's tests (web/) need the browser, the GitHub tests gh, the relay
 # store's tests PostgreSQL: GATEHOUSE_BROWSER_TESTS=1, GATEHOUSE_GH_TESTS=1
-# and GATEHOUSE_PG_TESTS=1 make a missing piece a failure instead of a skip. The page's screenshots are kept in artifacts/page/.
+# and GATEHOUSE_PG_TESTS=1 make a missing piece a failure instead of a skip.
+# The page's screenshots are kept in artifacts/page/.
 unit:
 	GATEHOUSE_BROWSER_TESTS=1 GATEHOUSE_GH_TESTS=1 GATEHOUSE_PG_TESTS=1 GATEHOUSE_ARTIFACTS=$(CURDIR)/artifacts/page go test -race -timeout 20m ./...
 
