@@ -22,7 +22,9 @@ import (
 
 // The relay keeps accounts, devices, invites and push tokens in one SQLite
 // file (WAL, foreign keys on, so deleting an account or a device takes what
-// hangs off it). It never stores a frame: bodies pass through memory only.
+// hangs off it), or in a PostgreSQL database several relay nodes share
+// (store_postgres.go). It never stores a frame: bodies pass through memory
+// only.
 
 // migrations are applied in order, once each; PRAGMA user_version counts
 // them. Append only: an edited migration would leave existing relays
