@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestParseInFrame(t *testing.T) {
@@ -48,6 +49,7 @@ func FuzzParseInFrame(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fr, err := ParseDeviceFrame(b)
+		sameOnBothPaths(t, b, fr, err)
 		if err != nil || fr.Kind != "" || fr.To == "" {
 			return
 		}
@@ -100,6 +102,84 @@ func TestSpecialMatchesAPlainLoop(t *testing.T) {
 					t.Fatalf("special(%q) = %d, want %d", b, got, want)
 				}
 			}
+		}
+	}
+}
+
+// sameOnBothPaths: a frame of printable ASCII, read with bytes.IndexByte,
+// reads exactly as it does with the word-at-a-time scan that any other
+// frame takes.
+func sameOnBothPaths(t *testing.T, b []byte, fast DeviceFrame, fastErr error) {
+	t.Helper()
+	if !utf8.Valid(b) {
+		return
+	}
+	slow, slowErr := parseFrame(newScanner(b, false))
+	if slowErr != fastErr || slow.To != fast.To || slow.Ref != fast.Ref || slow.Kind != fast.Kind || string(slow.Body) != string(fast.Body) {
+		t.Fatalf("%.80q: fast path %+v, %v; slow path %+v, %v", b, fast, fastErr, slow, slowErr)
+	}
+}
+
+// The table's frames and escape-heavy ones read the same on both paths.
+func TestFastPathMatchesSlowPath(t *testing.T) {
+	for _, in := range []string{
+		`{"to":"d-1","body":"abc","ref":"r1"}`, ` { "body" : "a\"b" , "to" : "d-2" } `,
+		`{"to":"d-1","body":"a\\\"\\"}`, `{"to":"d-1","body":"\u00e9\n\/"}`, `{"to":"d-1","body":"a\qb"}`,
+		`{"to":"d-1","body":"a\`, `{"to":"d-1","body":"\u12"}`, `{"to":"d-1","body":"` + strings.Repeat(`\"`, 3000) + `"}`,
+		`{"kind":"notify","body":{"kind":"waiting","count":2},"x":[1,"\"",{"a":"b"}]}`, "{\"to\":\"d-1\",\"body\":\"a\x7fb\"}",
+	} {
+		fr, err := ParseDeviceFrame([]byte(in))
+		if !printableASCII([]byte(in)) {
+			t.Fatalf("%.60q: not printable ASCII, the fast path is not taken", in)
+		}
+		sameOnBothPaths(t, []byte(in), fr, err)
+	}
+}
+
+// printableASCII agrees with a plain loop, wherever the odd byte sits.
+func TestPrintableASCIIMatchesAPlainLoop(t *testing.T) {
+	plain := func(b []byte) bool {
+		for _, c := range b {
+			if c < 0x20 || c > 0x7f {
+				return false
+			}
+		}
+		return true
+	}
+	base := []byte(strings.Repeat("AbC+/=9z", 5))
+	for n := 0; n <= len(base); n++ {
+		for at := -1; at < n; at++ {
+			for _, c := range []byte{0, 0x1f, 0x20, 0x7f, 0x80, 0x9f, 0xa0, 0xdf, 0xe0, 0xff, '"', '\\'} {
+				b := append([]byte(nil), base[:n]...)
+				if at >= 0 {
+					b[at] = c
+				}
+				if got, want := printableASCII(b), plain(b); got != want {
+					t.Fatalf("printableASCII(%q) = %v, want %v", b, got, want)
+				}
+			}
+		}
+	}
+}
+
+// A sealed 64 KiB body, the relay's common case.
+func BenchmarkParseDeviceFrame64K(b *testing.B) {
+	frame := []byte(`{"to":"d-1","ref":"r1","body":"` + strings.Repeat("AbC+/=9z", 8<<10) + `"}`)
+	b.SetBytes(int64(len(frame)))
+	for b.Loop() {
+		if _, err := ParseDeviceFrame(frame); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// 64 KiB of escapes: still one pass (the next quote is remembered).
+func BenchmarkParseDeviceFrameEscapes(b *testing.B) {
+	frame := []byte(`{"to":"d-1","body":"` + strings.Repeat(`\n`, 32<<10) + `"}`)
+	b.SetBytes(int64(len(frame)))
+	for b.Loop() {
+		if _, err := ParseDeviceFrame(frame); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
