@@ -22,7 +22,10 @@ import (
 // 75-125 %; the backoff starts over only after a socket stayed up 30 s or
 // after a wake. Close 4000 (a newer socket replaced this one) waits at
 // least 60 s; 4001 (revoked) signs out, if the token that socket used is
-// still the current one.
+// still the current one. Close 1001 (going away: the relay node is
+// draining) reconnects after a random wait of up to 5 s, backoff started
+// over: behind a load balancer that lands on another node, and the devices
+// of a node spread their reconnects instead of arriving at once.
 //
 // It pings every 25 s; a socket with nothing received within 10 s of a
 // ping, or a frame not written within 10 s, is dead. Every 2 s it compares
@@ -45,6 +48,7 @@ const (
 	stableAfter   = 30 * time.Second
 	backoffMax    = 60 * time.Second
 	replacedPause = 60 * time.Second
+	drainSpread   = 5 * time.Second
 	refreshEvery  = 12 * time.Hour
 	maxWaiting    = 512
 	presenceWait  = 10 * time.Second
@@ -197,6 +201,13 @@ func (c *Client) Run(ctx context.Context) error {
 		case up >= c.o.BackoffUnit*time.Duration(stableAfter/time.Second) || res.woke:
 			b.reset()
 		}
+		if res.draining { // the node is going away: elsewhere, soon, not all at once
+			b.reset()
+			spread := c.o.BackoffUnit * time.Duration(drainSpread/time.Second)
+			if !c.sleep(ctx, time.Duration(rand.Int64N(int64(spread))), true) {
+				return ctx.Err()
+			}
+		}
 		if res.replaced { // another socket of this device: do not fight it
 			if !c.sleep(ctx, c.o.BackoffUnit*time.Duration(replacedPause/time.Second), false) {
 				return ctx.Err()
@@ -238,7 +249,7 @@ func (c *Client) sleep(ctx context.Context, d time.Duration, kickable bool) bool
 }
 
 type outcome struct {
-	signedOut, replaced, woke bool
+	signedOut, replaced, woke, draining bool
 }
 
 // connectOnce runs one socket until it ends and says how long it was up.
@@ -302,6 +313,8 @@ func (c *Client) connectOnce(ctx context.Context) (time.Duration, outcome) {
 	switch code {
 	case CloseReplaced:
 		res.replaced = true
+	case websocket.CloseGoingAway:
+		res.draining = true
 	case CloseRevoked:
 		if out, _ := c.o.Identity.SignOutIf(token); out {
 			res.signedOut = true

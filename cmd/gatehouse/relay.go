@@ -23,7 +23,7 @@ func init() {
 	register(&command{
 		name:    "relay",
 		summary: "run a relay that forwards sealed frames between devices",
-		usage:   "[--listen ADDR] [--data DIR] [--tls-cert FILE --tls-key FILE] [--github-client-id ID] [--push-webhook URL] [--max-conns-per-address N] [--max-conns N]",
+		usage:   "[--listen ADDR] [--data DIR] [--tls-cert FILE --tls-key FILE] [--github-client-id ID] [--push-webhook URL] [--max-conns-per-address N] [--max-conns N] [--database postgres://... [--nats URL [--nats-creds FILE] [--nats-ca FILE] [--nats-cert FILE --nats-key FILE]] [--node NAME]]",
 		help: `Runs a relay: devices sign in to it (by invite, or with GitHub), see which of
 their devices are online, and send each other frames that are sealed end to end.
 The relay sees device ids, sizes and timing, never content: it cannot open a
@@ -41,8 +41,23 @@ Devices refuse a plain http relay unless it is on their own machine.
 
 It keeps its database (SQLite) and the secret that signs tokens in --data
 (default: the state folder's "relay" folder). Logs go to standard error;
-metrics are at /metrics and health at /healthz. SIGINT or SIGTERM stop it
-gracefully, closing every socket with a normal code.
+metrics are at /metrics (labelled with --node, default the host's name),
+liveness at /healthz and readiness at /readyz (503 while draining, or while
+the database or NATS does not answer). SIGINT or SIGTERM drain it: it
+refuses new sockets, closes every socket with "going away" (clients come
+back after a random wait of up to 5 s, through the load balancer to another
+node), leaves the cluster and stops.
+
+Several nodes: give each the same --database postgres://... (accounts,
+devices, invites and the counts behind per-account limits; SQLite is for one
+node) and the same --nats URL (frames and presence between the nodes: one
+NATS subject per device, subscribed by the node that holds its socket), and
+the same token secret file in each --data. Put them behind a TCP or HTTP
+load balancer that checks /readyz. --nats takes one or more servers,
+comma-separated, with nats.go's credentials (--nats-creds, or user and
+password in the URL) and TLS (--nats-ca, --nats-cert/--nats-key); the
+database URL is pgx's (sslmode and the rest as PostgreSQL takes them). See
+docs/relay.md.
 
 Slow clients are bounded: a request's headers must arrive within 10 s and the
 whole request within 30 s, a kept-alive connection closes after 60 s idle, and
@@ -55,11 +70,12 @@ given: the proxy sees the clients' addresses and must limit them.`,
 	register(&command{
 		name:    "relay invite",
 		summary: "make a one-time sign-in code for a relay account",
-		usage:   "--account NAME [--data DIR]",
+		usage:   "--account NAME [--data DIR | --database postgres://...]",
 		help: `Prints a one-time code that signs one device in to the relay's account NAME
 (made on first use). The code is 128 random bits, valid for 15 minutes and for
 one sign-in, and stored only as a hash. Run it on the relay's machine, with the
-same --data as the relay; the relay need not be stopped.
+same --data as the relay (or, for nodes sharing PostgreSQL, the same
+--database, from any machine that reaches it); the relay need not be stopped.
 
 The person signing in runs: gatehouse login --relay URL --invite - (and pastes
 the code on standard input, where other users of the computer cannot see it)`,
@@ -91,6 +107,8 @@ func setupRelay(fs *flag.FlagSet) func(*env, []string) int {
 	perAddr := fs.Int("max-conns-per-address", 0, "open connections from one client address (0: 256, or no cap with --proxy-header, whose proxy must limit per client)")
 	total := fs.Int("max-conns", 0, "open connections in all (0: the descriptor limit less a reserve)")
 	debug := fs.Bool("debug", false, "log each connection")
+	var cl clusterFlags
+	cl.register(fs)
 	return func(e *env, args []string) int {
 		c := named("relay")
 		if len(args) > 0 {
@@ -115,7 +133,7 @@ func setupRelay(fs *flag.FlagSet) func(*env, []string) int {
 			level = slog.LevelDebug
 		}
 		logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
-		opts, closeStore, err := relayOptions(e, dir, *ghID, *ghAPI, *webhook, *proxy, logger)
+		opts, closeStore, err := relayOptions(e, dir, *ghID, *ghAPI, *webhook, *proxy, cl, logger)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "gatehouse relay: %v\n", err)
 			return exitUsage
@@ -137,16 +155,20 @@ func setupRelay(fs *flag.FlagSet) func(*env, []string) int {
 	}
 }
 
-func relayOptions(e *env, dir, ghID, ghAPI, webhook, proxy string, logger *slog.Logger) (relayserver.Options, func(), error) {
+func relayOptions(e *env, dir, ghID, ghAPI, webhook, proxy string, cl clusterFlags, logger *slog.Logger) (relayserver.Options, func(), error) {
 	secret, err := relayserver.LoadSecret(filepath.Join(dir, "token-secret"))
 	if err != nil {
 		return relayserver.Options{}, nil, err
 	}
-	st, err := relayserver.OpenStore(filepath.Join(dir, "relay.db"))
+	st, err := openRelayStore(dir, cl.database)
 	if err != nil {
 		return relayserver.Options{}, nil, err
 	}
-	o := relayserver.Options{Store: st, Secret: secret, Logger: logger, ProxyHeader: proxy}
+	o := relayserver.Options{Store: st, Secret: secret, Logger: logger, ProxyHeader: proxy, Node: cl.node}
+	if o.Cluster, err = cl.join(); err != nil {
+		st.Close()
+		return o, nil, err
+	}
 	if ghID != "" {
 		sec := e.getenv("GATEHOUSE_GITHUB_CLIENT_SECRET")
 		if sec == "" {
@@ -158,7 +180,12 @@ func relayOptions(e *env, dir, ghID, ghAPI, webhook, proxy string, logger *slog.
 	if webhook != "" {
 		o.Pusher = &relayserver.WebhookPusher{URL: webhook}
 	}
-	return o, func() { st.Close() }, nil
+	return o, func() {
+		if o.Cluster != nil {
+			o.Cluster.NATS.Close()
+		}
+		st.Close()
+	}, nil
 }
 
 // connLimits are the relay's connection caps and timeouts. Behind a proxy
@@ -228,6 +255,7 @@ func serveRelay(e *env, srv *relayserver.Server, logger *slog.Logger, addr, cert
 func setupRelayInvite(fs *flag.FlagSet) func(*env, []string) int {
 	account := fs.String("account", "", "the account the code signs in to")
 	data := fs.String("data", "", "the relay's data folder")
+	database := fs.String("database", "", "the relay's PostgreSQL database (postgres://...), when it has one")
 	return func(e *env, args []string) int {
 		c := named("relay invite")
 		if *account == "" || len(args) > 0 {
@@ -244,7 +272,7 @@ func setupRelayInvite(fs *flag.FlagSet) func(*env, []string) int {
 			fmt.Fprintf(e.stderr, "gatehouse relay invite: %v\n", err)
 			return exitUsage
 		}
-		st, err := relayserver.OpenStore(filepath.Join(dir, "relay.db"))
+		st, err := openRelayStore(dir, *database)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "gatehouse relay invite: %v\n", err)
 			return exitUsage

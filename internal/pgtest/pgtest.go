@@ -193,11 +193,7 @@ func command(cred *syscall.Credential, dir, prog string, args ...string) *exec.C
 	cmd := exec.Command(prog, args...)
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "LC_ALL=C", "TZ=UTC"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Credential: cred,
-		Setpgid:    true,            // stop reaches every process it forks
-		Pdeathsig:  syscall.SIGKILL, // a killed test binary takes the server with it
-	}
+	cmd.SysProcAttr = procAttr(cred)
 	return cmd
 }
 

@@ -40,6 +40,8 @@ type conn struct {
 	ws      *websocket.Conn
 	account string
 	device  string
+	gen     string // the token's: a socket whose device's gen changed is closed
+	id      string // names this socket across nodes (the newer one wins)
 
 	mu      sync.Mutex
 	queue   []queued
@@ -127,6 +129,13 @@ func (c *conn) flush() {
 			c.close(websocket.CloseGoingAway, "")
 		}
 	}
+}
+
+// isClosed reports whether the socket is closed or closing.
+func (c *conn) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
 }
 
 // close sends a close frame with code (0: none) and closes the socket.

@@ -17,9 +17,13 @@ type metrics struct {
 	rateLimited  *prometheus.CounterVec // by what: frames, auth, api
 	authFailures *prometheus.CounterVec // by provider and reason
 	queueTime    prometheus.Histogram
+	cluster      *prometheus.CounterVec // NATS messages, by direction
+	nodes        prometheus.Gauge       // other nodes heard from
 }
 
-func newMetrics() *metrics {
+// newMetrics makes the relay's metrics, each labelled with the node's name
+// (node), so that one Prometheus tells the nodes of a cluster apart.
+func newMetrics(node string) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		connections: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gatehouse_relay_connections",
@@ -39,8 +43,13 @@ func newMetrics() *metrics {
 		queueTime: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gatehouse_relay_queue_seconds",
 			Help:    "Time from a frame entering a socket's send queue to being written.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
+		cluster: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gatehouse_relay_cluster_messages_total",
+			Help: "Messages to and from the other nodes through NATS, by direction (in, out)."}, []string{"direction"}),
+		nodes: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gatehouse_relay_cluster_nodes",
+			Help: "Other relay nodes this one hears from."}),
 	}
-	m.reg.MustRegister(m.connections, m.frames, m.bytes, m.dropped, m.undeliverble, m.rateLimited, m.authFailures, m.queueTime,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	prometheus.WrapRegistererWith(prometheus.Labels{"node": node}, m.reg).MustRegister(
+		m.connections, m.frames, m.bytes, m.dropped, m.undeliverble, m.rateLimited, m.authFailures, m.queueTime,
+		m.cluster, m.nodes, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

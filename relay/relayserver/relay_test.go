@@ -643,7 +643,7 @@ func TestPushNoticesAreCoalesced(t *testing.T) {
 }
 
 func TestMetricsAndHealth(t *testing.T) {
-	r := startRelay(t, nil)
+	r := startRelay(t, func(o *Options) { o.Node = "edge-1" })
 	host := r.signIn("alice", "laptop")
 	ws := r.dial(host, true)
 	next(t, ws, "presence")
@@ -657,14 +657,35 @@ func TestMetricsAndHealth(t *testing.T) {
 	defer res.Body.Close()
 	var b bytes.Buffer
 	_, _ = b.ReadFrom(res.Body)
-	for _, want := range []string{"gatehouse_relay_connections 1", `gatehouse_relay_undeliverable_total{reason="offline"} 1`,
-		`gatehouse_relay_auth_failures_total{provider="token",reason="invalid"} 1`, "gatehouse_relay_queue_seconds_count"} {
+	for _, want := range []string{`gatehouse_relay_connections{node="edge-1"} 1`, `gatehouse_relay_undeliverable_total{node="edge-1",reason="offline"} 1`,
+		`gatehouse_relay_auth_failures_total{node="edge-1",provider="token",reason="invalid"} 1`, `gatehouse_relay_queue_seconds_count{node="edge-1"}`,
+		`go_goroutines{node="edge-1"}`} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("metrics lack %q", want)
 		}
 	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if code, _ := getJSON(t, r, "GET", path, "", nil); code != 200 {
+			t.Fatalf("%s: %d", path, code)
+		}
+	}
+	// A database that does not answer: not ready, still alive; the cause
+	// stays in the log.
+	r.store.Close()
+	if code, body := getJSON(t, r, "GET", "/readyz", "", nil); code != 503 || body["error"] != msgUnavailable {
+		t.Fatalf("readyz with the database closed: %d %v", code, body)
+	}
 	if code, _ := getJSON(t, r, "GET", "/healthz", "", nil); code != 200 {
-		t.Fatalf("healthz: %d", code)
+		t.Fatalf("healthz with the database closed: %d", code)
+	}
+	// A valid token while the database does not answer is "try again",
+	// never "sign in again" (a 401 signs the device out): before, the
+	// token check read a failed query as a removed device.
+	if _, ok := r.store.Gen(context.Background(), host.profile.Account.ID, host.profile.DeviceID); ok {
+		t.Fatal("expected the old check to fail with the database closed")
+	}
+	if code, body := getJSON(t, r, "GET", "/v1/devices", host.token, nil); code != 503 || body["error"] != msgUnavailable {
+		t.Fatalf("a valid token with the database closed: %d %v", code, body)
 	}
 }
 
@@ -717,6 +738,7 @@ func TestSecretShorterThan32BytesIsRefused(t *testing.T) {
 var released = []string{
 	"25d121bbda5061a6d130c00a306d22caeb304e483d20eeb0a8b7b7b1b5a1dded",
 	"85da7381aa464b49e84db2843d25ffff0a683c3accb657a0c9f8a39c62cd7e81", // tombstones (issue 12)
+	"050a33757ada8425fdb66eff62fd0f0bbd9e85b63bf6755e3c1dce081ca16a24", // rate_hits, limits shared by nodes (issue 18)
 }
 
 func TestMigrationsAreAppendOnly(t *testing.T) {

@@ -70,6 +70,12 @@ type Options struct {
 	// 100), for the forwarding benchmark, which measures the relay rather
 	// than its limit.
 	FrameLimitForTest *FrameLimit
+	// Node names this relay in its metrics and logs (default: the host's
+	// name).
+	Node string
+	// Cluster, when set, joins this relay to other nodes over NATS; their
+	// Store must be one database they share (PostgreSQL).
+	Cluster *Cluster
 }
 
 // FrameLimit is a token bucket's rate (a second) and burst.
@@ -81,7 +87,8 @@ type Server struct {
 	st       *Store
 	sign     *signer
 	hub      hub
-	sockets  *localHub // the same hub, for what only a local one can do (shutdown)
+	node     string
+	shared   bool // limits are counted in the database, for every node
 	m        *metrics
 	log      *slog.Logger
 	mux      *http.ServeMux
@@ -118,10 +125,19 @@ func New(o Options) (*Server, error) {
 	if o.NotifyWindow == 0 {
 		o.NotifyWindow = 30 * time.Second
 	}
-	local := newLocalHub()
-	s := &Server{o: o, st: o.Store, sign: sign, hub: local, sockets: local, m: newMetrics(), log: o.Logger,
+	if o.Node == "" {
+		o.Node = nodeName()
+	}
+	s := &Server{o: o, st: o.Store, sign: sign, node: o.Node, m: newMetrics(o.Node), log: o.Logger.With("node", o.Node),
 		authIP: perMinute(authPerIP, maxLimiterKeys), authAll: perMinute(authOverall, 1),
 		api: perMinute(apiPerAccount, maxLimiterKeys), notify: map[string]*coalescer{}, presents: map[string]bool{}}
+	s.hub = newLocalHub()
+	if o.Cluster != nil {
+		if s.hub, err = newNATSHub(s, *o.Cluster); err != nil {
+			return nil, err
+		}
+		s.shared = true
+	}
 	s.frames = FrameLimit{frameRate, frameBurst}
 	if o.FrameLimitForTest != nil {
 		s.frames = *o.FrameLimitForTest
@@ -146,6 +162,7 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("GET /v1/connect", s.authed(s.handleConnect))
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
+	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	return s, nil
 }
 
@@ -162,8 +179,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// Shutdown closes every socket with "going away" and stops the notice
-// timers. The caller stops the HTTP server (http.Server.Shutdown).
+// Shutdown drains the relay: from here on it refuses new sockets and
+// /readyz fails (a load balancer stops sending it devices), every socket is
+// closed with "going away", which a client takes as "reconnect after a
+// short random wait" (relay.Client: spread over drainSpread, so that the
+// devices of a node do not all land on the others in one instant), and the
+// node leaves the cluster, whose other nodes forget its sockets at once.
+// The caller stops the HTTP server (http.Server.Shutdown).
 func (s *Server) Shutdown() {
 	s.mu.Lock()
 	s.closing = true
@@ -172,10 +194,29 @@ func (s *Server) Shutdown() {
 	}
 	s.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, c := range s.sockets.all() {
+	for _, c := range s.hub.all() {
 		wg.Go(func() { c.close(websocket.CloseGoingAway, msgShuttingDown) })
 	}
 	wg.Wait()
+	s.hub.close()
+}
+
+// recheck closes every socket here whose device is no longer registered
+// with the gen its token had: the wall behind the cluster's close messages,
+// which a node cut off from NATS may have missed.
+func (s *Server) recheck() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, c := range s.hub.all() {
+		gen, ok, err := s.st.GenChecked(ctx, c.account, c.device)
+		if err != nil {
+			s.log.Warn("checking sockets against the database", "err", err)
+			return
+		}
+		if !ok || gen != c.gen {
+			c.close(relay.CloseRevoked, "device revoked")
+		}
+	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -217,12 +258,34 @@ func (s *Server) handleConfig(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, cfg)
 }
 
-func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	if err := s.st.db.PingContext(r.Context()); err != nil {
-		fail(w, http.StatusServiceUnavailable, msgUnavailable)
-		return
-	}
+// handleHealth answers whether the process serves at all (liveness); the
+// database is readiness's business.
+func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, ok)
+}
+
+// handleReady answers whether this node should be sent devices: not while
+// it drains, nor while its database or (in a cluster) NATS is unreachable.
+// The cause is logged, never answered.
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	closing := s.closing
+	s.mu.Unlock()
+	err := s.hub.ready()
+	if err == nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		err = s.st.Ping(ctx)
+		cancel()
+	}
+	switch {
+	case closing:
+		fail(w, http.StatusServiceUnavailable, msgShuttingDown)
+	case err != nil:
+		s.log.Warn("not ready", "err", err)
+		fail(w, http.StatusServiceUnavailable, msgUnavailable)
+	default:
+		writeJSON(w, http.StatusOK, ok)
+	}
 }
 
 // signIn is the body of POST /v1/auth/{provider}.
@@ -241,9 +304,7 @@ func (s *Server) handleAuth(w http.ResponseWriter, r *http.Request) {
 	// flood from many addresses, each within its own budget, must not lock
 	// out a person holding a valid code (found by the red team: 30
 	// addresses spent the overall 300 a minute).
-	if !s.authIP.allow(s.clientIP(r), now) {
-		s.m.rateLimited.WithLabelValues("auth").Inc()
-		fail(w, http.StatusTooManyRequests, msgTooMany)
+	if !s.allow(w, r.Context(), s.authIP, "auth-ip", authPerIP, s.clientIP(r), now) {
 		return
 	}
 	provider := r.PathValue("provider")
@@ -262,9 +323,7 @@ func (s *Server) handleAuth(w http.ResponseWriter, r *http.Request) {
 	case provider == "invite" && in.Invite != "":
 		acct, gen, err = s.st.RegisterInvite(r.Context(), in.Invite, in.Device)
 	case provider == "github" && s.o.GitHub != nil && in.GitHubToken != "":
-		if !s.authAll.allow("", now) {
-			s.m.rateLimited.WithLabelValues("auth").Inc()
-			fail(w, http.StatusTooManyRequests, msgTooMany)
+		if !s.allow(w, r.Context(), s.authAll, "auth-all", authOverall, "", now) {
 			return
 		}
 		if acct, err = s.o.GitHub.check(r.Context(), in.GitHubToken); err == nil {
@@ -285,7 +344,7 @@ func (s *Server) handleAuth(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.Info("device signed in", "account", acct.ID, "device", in.Device.ID, "provider", provider)
 	writeJSON(w, http.StatusOK, map[string]any{"token": s.token(acct.ID, in.Device.ID, gen), "account": acct})
-	s.presenceSoon(acct.ID)
+	s.accountChanged(acct.ID)
 }
 
 // signInRefusal maps a sign-in error to its answer (status 0: none).
@@ -346,14 +405,18 @@ func (s *Server) authed(h func(http.ResponseWriter, *http.Request, relay.Claims)
 			fail(w, http.StatusUnauthorized, msgSignIn)
 			return
 		}
-		if gen, ok := s.st.Gen(r.Context(), c.Account, c.Device); !ok || gen != c.Gen {
+		gen, ok, err := s.st.GenChecked(r.Context(), c.Account, c.Device)
+		if err != nil { // never "sign in again" for a database that did not answer
+			s.log.Warn("checking a token against the database", "err", err)
+			fail(w, http.StatusServiceUnavailable, msgUnavailable)
+			return
+		}
+		if !ok || gen != c.Gen {
 			s.m.authFailures.WithLabelValues("token", "revoked").Inc()
 			fail(w, http.StatusUnauthorized, msgSignIn)
 			return
 		}
-		if !s.api.allow(c.Account, s.now()) {
-			s.m.rateLimited.WithLabelValues("api").Inc()
-			fail(w, http.StatusTooManyRequests, msgTooMany)
+		if !s.allow(w, r.Context(), s.api, "api", apiPerAccount, c.Account, s.now()) {
 			return
 		}
 		h(w, r, c)
@@ -367,7 +430,7 @@ func (s *Server) devices(ctx context.Context, account string) ([]relay.Device, e
 		return nil, err
 	}
 	for i := range list {
-		list[i].Online = s.hub.get(account, list[i].ID) != nil
+		list[i].Online = s.hub.online(account, list[i].ID)
 	}
 	return list, nil
 }
@@ -392,20 +455,25 @@ func (s *Server) handleDeleteDevice(w http.ResponseWriter, r *http.Request, c re
 		fail(w, http.StatusNotFound, msgNoDevice)
 		return
 	}
-	if sock := s.hub.get(c.Account, id); sock != nil {
-		sock.close(relay.CloseRevoked, "device revoked")
-	}
+	s.hub.closeDevice(c.Account, id, relay.CloseRevoked, "device revoked")
 	s.log.Info("device revoked", "account", c.Account, "device", id, "by", c.Device)
 	writeJSON(w, http.StatusOK, ok)
-	s.presenceSoon(c.Account)
+	s.accountChanged(c.Account)
 }
 
 func (s *Server) handleDeleteAccount(w http.ResponseWriter, r *http.Request, c relay.Claims) {
-	if err := s.st.DeleteAccount(r.Context(), c.Account); err != nil {
+	list, err := s.st.Devices(r.Context(), c.Account)
+	if err == nil {
+		err = s.st.DeleteAccount(r.Context(), c.Account)
+	}
+	if err != nil {
 		fail(w, http.StatusInternalServerError, msgUnavailable)
 		return
 	}
-	for _, sock := range s.hub.sockets(c.Account) {
+	for _, d := range list { // on every node
+		s.hub.closeDevice(c.Account, d.ID, relay.CloseRevoked, "signed out")
+	}
+	for _, sock := range s.hub.sockets(c.Account) { // one that signed in meanwhile is refused at its next call
 		sock.close(relay.CloseRevoked, "signed out")
 	}
 	s.mu.Lock()
@@ -459,9 +527,11 @@ func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request, c relay.C
 		return // the upgrader answered
 	}
 	ws.SetReadLimit(relay.MaxFrame)
-	sock := &conn{s: s, ws: ws, account: c.Account, device: c.Device}
+	sock := &conn{s: s, ws: ws, account: c.Account, device: c.Device, gen: c.Gen, id: randomText(10)}
 	if err := s.st.SetHost(r.Context(), c.Account, c.Device, host); err != nil {
 		s.log.Error("set host", "err", err)
+	} else {
+		s.hub.changed(c.Account) // the other nodes' presence shows the host flag
 	}
 	s.m.connections.Inc()
 	if old := s.hub.join(sock); old != nil {
@@ -485,6 +555,41 @@ func (s *Server) leave(c *conn) {
 		_ = s.st.Seen(context.Background(), c.account, c.device)
 		s.presenceSoon(c.account)
 	}
+}
+
+// accountChanged sends the account's presence here and has every other
+// node send it to its own sockets of the account.
+func (s *Server) accountChanged(account string) {
+	s.presenceSoon(account)
+	s.hub.changed(account)
+}
+
+// allow checks a per-minute limit: here first (cheap, and it bounds what
+// one node asks of the database), then, when several nodes share the
+// accounts, in the database, so that the limit holds across nodes. It
+// answers the refusal itself and reports whether to go on.
+func (s *Server) allow(w http.ResponseWriter, ctx context.Context, l *keyedLimiter, what string, limit int, key string, now time.Time) bool {
+	metric := strings.SplitN(what, "-", 2)[0]
+	if !l.allow(key, now) {
+		s.m.rateLimited.WithLabelValues(metric).Inc()
+		fail(w, http.StatusTooManyRequests, msgTooMany)
+		return false
+	}
+	if !s.shared {
+		return true
+	}
+	allowed, err := s.st.Hit(ctx, what+":"+key, limit, time.Minute)
+	switch {
+	case err != nil:
+		s.log.Warn("counting a shared limit", "err", err)
+		fail(w, http.StatusServiceUnavailable, msgUnavailable)
+		return false
+	case !allowed:
+		s.m.rateLimited.WithLabelValues(metric).Inc()
+		fail(w, http.StatusTooManyRequests, msgTooMany)
+		return false
+	}
+	return true
 }
 
 // presenceSoon sends the account's presence from one goroutine per
@@ -565,15 +670,18 @@ func (s *Server) handleFrame(c *conn, b []byte) {
 		return
 	}
 	s.m.frames.WithLabelValues("forwarded").Inc()
-	target := s.hub.get(c.account, f.To)
-	if target == nil {
+	if !s.hub.online(c.account, f.To) {
 		s.m.undeliverble.WithLabelValues("offline").Inc()
 		c.sendJSON(relay.NewUndeliverable(f.To, f.Ref, relay.ReasonOffline))
 		return
 	}
 	out := getFrame()
 	*out = relay.AppendForward(*out, c.device, f.To, f.Body)
-	if !target.send(out) { // the target reads too slowly: its queue is full
+	switch s.hub.deliver(c, f.To, f.Ref, out) {
+	case offline: // gone since
+		s.m.undeliverble.WithLabelValues("offline").Inc()
+		c.sendJSON(relay.NewUndeliverable(f.To, f.Ref, relay.ReasonOffline))
+	case queueFull: // the target reads too slowly
 		s.m.undeliverble.WithLabelValues("rate").Inc()
 		c.sendJSON(relay.NewUndeliverable(f.To, f.Ref, relay.ReasonRate))
 	}
@@ -605,7 +713,7 @@ func (s *Server) onHost(c *conn, b []byte) {
 		return
 	}
 	if err := s.st.SetHost(context.Background(), c.account, c.device, *f.Enabled); err == nil {
-		s.presenceSoon(c.account)
+		s.accountChanged(c.account)
 	}
 }
 

@@ -1,0 +1,535 @@
+package relayserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/gatehouse/gatehouse/internal/logbuf"
+	"github.com/gatehouse/gatehouse/internal/pgtest"
+	"github.com/gatehouse/gatehouse/relay"
+)
+
+// Several relay nodes with the real engines: an embedded nats-server on
+// loopback and PostgreSQL started by the tests (internal/pgtest), each
+// node a real Server on its own loopback socket, with its own NATS
+// connection and its own pool to the one database, as on three machines.
+
+type testCluster struct {
+	t      *testing.T
+	ns     *natsserver.Server
+	dbURL  string
+	secret []byte
+	nodes  []*testNode
+	admin  *Store // for invites and reading rows
+}
+
+type testNode struct {
+	c      *testCluster
+	name   string
+	srv    *Server
+	hs     *http.Server
+	l      net.Listener
+	nc     *nats.Conn
+	st     *Store
+	url    string
+	logs   *logbuf.Buffer
+	closed bool
+}
+
+// startNATS runs a NATS server on a free loopback port for the test.
+func startNATS(t testing.TB) *natsserver.Server {
+	t.Helper()
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server did not start")
+	}
+	t.Cleanup(ns.Shutdown)
+	return ns
+}
+
+// startCluster starts n nodes; clustered false gives them the shared
+// database but no NATS (each its own localHub): the relay before this
+// issue, run on several machines.
+func startCluster(t *testing.T, n int, clustered bool) *testCluster {
+	t.Helper()
+	c := &testCluster{t: t, dbURL: pgtest.Start(t), secret: []byte(strings.Repeat("s", 32))}
+	if clustered {
+		c.ns = startNATS(t)
+	}
+	var err error
+	if c.admin, err = OpenPostgres(context.Background(), c.dbURL); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.admin.Close() })
+	for i := range n {
+		c.nodes = append(c.nodes, c.startNode(fmt.Sprintf("node%d", i+1)))
+	}
+	return c
+}
+
+func (c *testCluster) startNode(name string) *testNode {
+	t := c.t
+	nd := &testNode{c: c, name: name, logs: &logbuf.Buffer{}}
+	var err error
+	if nd.st, err = OpenPostgres(context.Background(), c.dbURL); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Store: nd.st, Secret: c.secret, Node: name,
+		Logger: slog.New(slog.NewTextHandler(nd.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	if c.ns != nil {
+		if nd.nc, err = DialNATS(c.ns.ClientURL(), name); err != nil {
+			t.Fatal(err)
+		}
+		o.Cluster = &Cluster{NATS: nd.nc, BeatEvery: 100 * time.Millisecond, DeadAfter: 500 * time.Millisecond}
+	}
+	if nd.srv, err = New(o); err != nil {
+		t.Fatal(err)
+	}
+	if nd.l, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	nd.url = "http://" + nd.l.Addr().String()
+	nd.hs = &http.Server{Handler: nd.srv}
+	go nd.hs.Serve(nd.l)
+	t.Cleanup(nd.stop)
+	return nd
+}
+
+// stop drains the node, as SIGTERM does.
+func (nd *testNode) stop() {
+	if nd.closed {
+		return
+	}
+	nd.closed = true
+	nd.srv.Shutdown()
+	_ = nd.hs.Close()
+	if nd.nc != nil {
+		nd.nc.Close()
+	}
+	nd.st.Close()
+}
+
+// kill stops the node as a crash would: NATS first (no goodbye, no leave
+// reaches the others), then every socket cut without a close frame.
+func (nd *testNode) kill() {
+	nd.closed = true
+	if nd.nc != nil {
+		nd.nc.Close()
+	}
+	_ = nd.l.Close()
+	for _, c := range nd.srv.hub.all() {
+		c.mu.Lock()
+		c.closed = true
+		c.mu.Unlock()
+		_ = c.ws.UnderlyingConn().Close()
+	}
+	_ = nd.hs.Close()
+	nd.srv.hub.close()
+	nd.st.Close()
+}
+
+// signIn registers a device on account through node nd.
+func (c *testCluster) signIn(url, account, name string) *device {
+	c.t.Helper()
+	code, err := c.admin.CreateInvite(context.Background(), account)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	dir := c.t.TempDir()
+	id := relay.OpenIdentity(dir)
+	p, err := id.SignIn(context.Background(), http.DefaultClient, url, name, "cli", "invite", code)
+	if err != nil {
+		c.t.Fatalf("sign in %s: %v", name, err)
+	}
+	tok, _ := id.Token()
+	return &device{dir: dir, id: id, profile: p, token: tok}
+}
+
+// dial opens a device's socket on node nd.
+func (nd *testNode) dial(t *testing.T, d *device, host bool) *websocket.Conn {
+	t.Helper()
+	u := "ws" + strings.TrimPrefix(nd.url, "http") + fmt.Sprintf("/v1/connect?host=%d", map[bool]int{false: 0, true: 1}[host])
+	ws, _, err := websocket.DefaultDialer.Dial(u, http.Header{"Authorization": {"Bearer " + d.token}})
+	if err != nil {
+		t.Fatalf("dial %s: %v", nd.name, err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws
+}
+
+// waitPresence reads presence frames until ok holds for one.
+func waitPresence(t *testing.T, ws *websocket.Conn, what string, ok func(map[string]relay.Device) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		f := next(t, ws, "presence")
+		var p relay.PresenceFrame
+		js, _ := json.Marshal(f)
+		_ = json.Unmarshal(js, &p)
+		m := map[string]relay.Device{}
+		for _, d := range p.Devices {
+			m[d.ID] = d
+		}
+		if ok(m) {
+			return
+		}
+	}
+	t.Fatalf("presence never showed %s", what)
+}
+
+// TestClusterCallAcrossNodes: a host on node 1 and a phone on node 3 see
+// each other online and complete a call; a body crosses NATS as it came.
+func TestClusterCallAcrossNodes(t *testing.T) {
+	c := startCluster(t, 3, true)
+	host, phone := c.signIn(c.nodes[0].url, "alice", "laptop"), c.signIn(c.nodes[2].url, "alice", "phone")
+	hws := c.nodes[0].dial(t, host, true)
+	pws := c.nodes[2].dial(t, phone, false)
+	hostID, phoneID := host.profile.DeviceID, phone.profile.DeviceID
+	waitPresence(t, pws, "the host online, as a host", func(m map[string]relay.Device) bool {
+		return m[hostID].Online && m[hostID].Host && m[phoneID].Online
+	})
+	waitPresence(t, hws, "the phone online", func(m map[string]relay.Device) bool { return m[phoneID].Online })
+
+	body := `sealed "\u00e9" body`
+	send(t, pws, map[string]string{"to": hostID, "body": body, "ref": "r1"})
+	f := next(t, hws, "")
+	if f["from"] != phoneID || f["to"] != hostID || f["body"] != body {
+		t.Fatalf("the host got %v", f)
+	}
+	send(t, hws, map[string]string{"to": phoneID, "body": "answer", "ref": "r2"})
+	if f := next(t, pws, ""); f["from"] != hostID || f["body"] != "answer" {
+		t.Fatalf("the phone got %v", f)
+	}
+	// A device on no node is offline, said by the sender's node.
+	other := c.signIn(c.nodes[1].url, "alice", "tablet")
+	send(t, pws, map[string]string{"to": other.profile.DeviceID, "body": "x", "ref": "r3"})
+	if f := next(t, pws, "undeliverable"); f["reason"] != relay.ReasonOffline || f["ref"] != "r3" {
+		t.Fatalf("got %v", f)
+	}
+	// The host leaves node 1: the phone on node 3 sees it offline.
+	hws.Close()
+	waitPresence(t, pws, "the host offline", func(m map[string]relay.Device) bool { return !m[hostID].Online })
+}
+
+// TestClusterNewerSocketWinsAcrossNodes: a device that connects to node 2
+// while its socket on node 1 is up replaces it there, with the same close
+// code as on one node; the newer one gets the frames.
+func TestClusterNewerSocketWinsAcrossNodes(t *testing.T) {
+	c := startCluster(t, 2, true)
+	d, peer := c.signIn(c.nodes[0].url, "bob", "laptop"), c.signIn(c.nodes[0].url, "bob", "phone")
+	old := c.nodes[0].dial(t, d, true)
+	next(t, old, "presence")
+	newer := c.nodes[1].dial(t, d, true)
+	if code := closeCode(t, old); code != relay.CloseReplaced {
+		t.Fatalf("the older socket closed with %d, want %d", code, relay.CloseReplaced)
+	}
+	pws := c.nodes[0].dial(t, peer, false)
+	waitPresence(t, pws, "the device online on node 2", func(m map[string]relay.Device) bool { return m[d.profile.DeviceID].Online })
+	send(t, pws, map[string]string{"to": d.profile.DeviceID, "body": "b", "ref": "r"})
+	if f := next(t, newer, ""); f["body"] != "b" {
+		t.Fatalf("got %v", f)
+	}
+}
+
+// TestClusterRevokeCutsOffEveryNode: a device removed through node 1 loses
+// its socket on node 3 at once (4001). Without the cluster (the relay of
+// one node run three times over one database) the socket on node 3 stays
+// up and keeps receiving frames: the attack this rule stops.
+func TestClusterRevokeCutsOffEveryNode(t *testing.T) {
+	for _, clustered := range []bool{false, true} {
+		t.Run(map[bool]string{false: "without NATS, the socket stays", true: "with NATS"}[clustered], func(t *testing.T) {
+			c := startCluster(t, 3, clustered)
+			owner, stolen := c.signIn(c.nodes[0].url, "carol", "laptop"), c.signIn(c.nodes[2].url, "carol", "stolen-phone")
+			sws := c.nodes[2].dial(t, stolen, false)
+			next(t, sws, "presence")
+			req, _ := http.NewRequest("DELETE", c.nodes[0].url+"/v1/devices/"+stolen.profile.DeviceID, nil)
+			req.Header.Set("Authorization", "Bearer "+owner.token)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil || res.StatusCode != 200 {
+				t.Fatalf("revoke: %v %v", res, err)
+			}
+			res.Body.Close()
+			if !clustered {
+				_ = sws.SetReadDeadline(time.Now().Add(700 * time.Millisecond))
+				_, _, err := sws.ReadMessage()
+				var ne net.Error
+				if !errors.As(err, &ne) || !ne.Timeout() {
+					t.Fatalf("expected the revoked socket to stay open on another node without NATS; got %v", err)
+				}
+				return
+			}
+			if code := closeCode(t, sws); code != relay.CloseRevoked {
+				t.Fatalf("closed with %d, want %d", code, relay.CloseRevoked)
+			}
+		})
+	}
+}
+
+// TestClusterRecheckClosesWhatAMessageMissed: the wall behind the close
+// messages. A socket whose device was removed while its node heard nothing
+// (the row deleted behind the nodes' backs) is closed at the next check.
+func TestClusterRecheckClosesWhatAMessageMissed(t *testing.T) {
+	c := startCluster(t, 2, true)
+	d := c.signIn(c.nodes[1].url, "dan", "laptop")
+	ws := c.nodes[1].dial(t, d, false)
+	next(t, ws, "presence")
+	if _, err := c.admin.DeleteDevice(context.Background(), d.profile.Account.ID, d.profile.DeviceID); err != nil {
+		t.Fatal(err)
+	}
+	c.nodes[1].srv.recheck()
+	if code := closeCode(t, ws); code != relay.CloseRevoked {
+		t.Fatalf("closed with %d", code)
+	}
+}
+
+// TestClusterAccountLimitIsShared: 30 authenticated calls a minute per
+// account, whichever nodes they reach. Without the shared count each node
+// allows its own 30.
+func TestClusterAccountLimitIsShared(t *testing.T) {
+	for _, clustered := range []bool{false, true} {
+		t.Run(map[bool]string{false: "per node", true: "shared"}[clustered], func(t *testing.T) {
+			c := startCluster(t, 3, clustered)
+			d := c.signIn(c.nodes[0].url, "erin", "laptop")
+			allowed := 0
+			for i := range 3 * apiPerAccount {
+				req, _ := http.NewRequest("GET", c.nodes[i%3].url+"/v1/devices", nil)
+				req.Header.Set("Authorization", "Bearer "+d.token)
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Body.Close()
+				if res.StatusCode == 200 {
+					allowed++
+				}
+			}
+			want := apiPerAccount
+			if !clustered {
+				want = 3 * apiPerAccount
+			}
+			if allowed != want {
+				t.Fatalf("%d calls allowed, want %d", allowed, want)
+			}
+		})
+	}
+}
+
+// TestClusterReadiness: /readyz fails while NATS is unreachable and while
+// the node drains; /healthz (liveness) answers throughout.
+func TestClusterReadiness(t *testing.T) {
+	c := startCluster(t, 2, true)
+	status := func(nd *testNode, path string) int {
+		res, err := http.Get(nd.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	nd := c.nodes[0]
+	if got := status(nd, "/readyz"); got != 200 {
+		t.Fatalf("readyz %d", got)
+	}
+	c.ns.Shutdown()
+	deadline := time.Now().Add(5 * time.Second)
+	for status(nd, "/readyz") != 503 {
+		if time.Now().After(deadline) {
+			t.Fatal("readyz still 200 without NATS")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := status(nd, "/healthz"); got != 200 {
+		t.Fatalf("healthz %d without NATS", got)
+	}
+	if strings.Contains(nd.logs.String(), "127.0.0.1") == false {
+		t.Log("(the cause is logged on the node)")
+	}
+	c.nodes[1].srv.Shutdown()
+	if got := status(c.nodes[1], "/readyz"); got != 503 {
+		t.Fatalf("readyz %d while draining", got)
+	}
+}
+
+// lb is a TCP load balancer on loopback: each connection goes to the next
+// node that accepts it, as a TCP balancer with health checks would.
+type lb struct {
+	l     net.Listener
+	mu    sync.Mutex
+	nodes []string
+	next  int
+	wg    sync.WaitGroup
+}
+
+func startLB(t *testing.T, nodes []*testNode) *lb {
+	b := &lb{}
+	for _, nd := range nodes {
+		b.nodes = append(b.nodes, nd.l.Addr().String())
+	}
+	var err error
+	if b.l, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	var conns sync.Map
+	b.wg.Go(func() {
+		for {
+			in, err := b.l.Accept()
+			if err != nil {
+				return
+			}
+			b.wg.Go(func() {
+				defer in.Close()
+				out := b.dial()
+				if out == nil {
+					return
+				}
+				defer out.Close()
+				conns.Store(in, out)
+				defer conns.Delete(in)
+				done := make(chan struct{}, 2)
+				go func() { io.Copy(out, in); done <- struct{}{} }()
+				go func() { io.Copy(in, out); done <- struct{}{} }()
+				<-done
+			})
+		}
+	})
+	t.Cleanup(func() {
+		b.l.Close()
+		conns.Range(func(k, v any) bool { k.(net.Conn).Close(); v.(net.Conn).Close(); return true })
+		b.wg.Wait()
+	})
+	return b
+}
+
+func (b *lb) dial() net.Conn {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for range b.nodes {
+		addr := b.nodes[b.next%len(b.nodes)]
+		b.next++
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			return c
+		}
+	}
+	return nil
+}
+
+func (b *lb) url() string { return "http://" + b.l.Addr().String() }
+
+// TestClusterKilledNodeDevicesMove: six devices behind a load balancer over
+// three nodes exchange numbered frames; node 2 is killed (no goodbye, its
+// sockets cut). Every device is back online on the others within the
+// client's backoff, no frame arrives twice, and the database lost nothing.
+func TestClusterKilledNodeDevicesMove(t *testing.T) {
+	c := startCluster(t, 3, true)
+	b := startLB(t, c.nodes)
+	const pairs = 3
+	type pair struct {
+		host, phone *device
+		hc, pc      *relay.Client
+		got         sync.Map // body -> count, at the host
+	}
+	var ps []*pair
+	for i := range pairs {
+		p := &pair{}
+		acct := fmt.Sprintf("team%d", i)
+		p.host = c.signIn(b.url(), acct, "laptop")
+		p.phone = c.signIn(b.url(), acct, "phone")
+		p.hc, _ = startClient(t, p.host, true, relay.ClientOptions{BackoffUnit: 20 * time.Millisecond, OnFrame: func(_, body string) {
+			v, _ := p.got.LoadOrStore(body, new(atomic.Int32))
+			v.(*atomic.Int32).Add(1)
+		}})
+		p.pc, _ = startClient(t, p.phone, false, relay.ClientOptions{BackoffUnit: 20 * time.Millisecond})
+		ps = append(ps, p)
+	}
+	// Back online: each device's socket is on a live node, and each client
+	// has been told its peer is online since.
+	live := []*testNode{c.nodes[0], c.nodes[2]}
+	waitAllOnline := func(what string, nodes []*testNode) time.Duration {
+		start := time.Now()
+		for {
+			all := true
+			for _, p := range ps {
+				for _, d := range []*device{p.host, p.phone} {
+					on := false
+					for _, nd := range nodes {
+						on = on || nd.srv.hub.local(d.profile.Account.ID, d.profile.DeviceID) != nil
+					}
+					all = all && on
+				}
+				all = all && onlineIn(p.pc.Presence(), p.host.profile.DeviceID) && onlineIn(p.hc.Presence(), p.phone.profile.DeviceID)
+			}
+			if all {
+				return time.Since(start)
+			}
+			if time.Since(start) > 15*time.Second {
+				t.Fatalf("%s: not every device came back online", what)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitAllOnline("at start", c.nodes)
+	before, _ := c.admin.Devices(context.Background(), "inv:team0")
+	on2 := len(c.nodes[1].srv.hub.all())
+	if on2 == 0 {
+		t.Fatal("the balancer put no device on node 2")
+	}
+	sendAll := func(round int) {
+		for _, p := range ps {
+			_ = p.pc.Send(p.host.profile.DeviceID, "", fmt.Sprintf("frame-%d", round))
+		}
+	}
+	sendAll(1)
+	c.nodes[1].kill()
+	back := waitAllOnline("after node 2 was killed", live)
+	t.Logf("%d sockets were on node 2; all devices online again %v after the kill", on2, back)
+	for round := 2; round <= 5; round++ {
+		sendAll(round)
+	}
+	time.Sleep(300 * time.Millisecond)
+	for _, p := range ps {
+		p.got.Range(func(k, v any) bool {
+			if n := v.(*atomic.Int32).Load(); n != 1 {
+				t.Errorf("%s arrived %d times", k, n)
+			}
+			return true
+		})
+		for round := 2; round <= 5; round++ {
+			if _, ok := p.got.Load(fmt.Sprintf("frame-%d", round)); !ok {
+				t.Errorf("frame-%d sent after the move never arrived", round)
+			}
+		}
+	}
+	after, _ := c.admin.Devices(context.Background(), "inv:team0")
+	if len(after) != len(before) || len(after) != 2 {
+		t.Fatalf("devices before %d, after %d", len(before), len(after))
+	}
+}
+
+func onlineIn(list []relay.Device, id string) bool {
+	for _, d := range list {
+		if d.ID == id {
+			return d.Online
+		}
+	}
+	return false
+}
