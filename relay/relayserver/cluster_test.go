@@ -533,3 +533,46 @@ func onlineIn(list []relay.Device, id string) bool {
 	}
 	return false
 }
+
+// TestClusterDrainMovesDevices: SIGTERM's drain (Shutdown) on node 1 closes
+// its sockets with 1001; the clients come back through the balancer on the
+// other node after their random wait, and the peers see them online again.
+func TestClusterDrainMovesDevices(t *testing.T) {
+	c := startCluster(t, 2, true)
+	b := startLB(t, c.nodes)
+	var clients []*relay.Client
+	var devs []*device
+	for i := range 4 {
+		d := c.signIn(b.url(), "frank", fmt.Sprintf("dev%d", i))
+		cl, _ := startClient(t, d, false, relay.ClientOptions{BackoffUnit: 20 * time.Millisecond})
+		clients, devs = append(clients, cl), append(devs, d)
+	}
+	on := func(nd *testNode) int {
+		n := 0
+		for _, d := range devs {
+			if nd.srv.hub.local(d.profile.Account.ID, d.profile.DeviceID) != nil {
+				n++
+			}
+		}
+		return n
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for on(c.nodes[0])+on(c.nodes[1]) < len(devs) || on(c.nodes[0]) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("devices on the nodes: %d and %d", on(c.nodes[0]), on(c.nodes[1]))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
+	c.nodes[0].srv.Shutdown() // refuses sockets from here on, as the balancer's next pick
+	for on(c.nodes[1]) < len(devs) {
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("after the drain only %d of %d devices are on node 2", on(c.nodes[1]), len(devs))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Logf("every device on node 2 %v after node 1 began to drain", time.Since(start))
+	if got := c.nodes[0].logs.String(); strings.Contains(got, "panic") {
+		t.Fatal(got)
+	}
+}
