@@ -46,11 +46,13 @@ package connlimit
 import (
 	"container/list"
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"syscall"
 )
 
 // Listen wraps l so that at most perAddr connections from one client address
@@ -247,6 +249,16 @@ type conn struct {
 	once  sync.Once
 	elem  *list.Element // in l.order (shedding only)
 	state atomic.Int32
+}
+
+// SyscallConn hands out the socket's descriptor, for a reader that looks
+// for waiting bytes without blocking (the relay's read-ahead).
+func (c *conn) SyscallConn() (syscall.RawConn, error) {
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	return sc.SyscallConn()
 }
 
 // Close closes the connection and frees its slot once.

@@ -522,7 +522,7 @@ func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request, c relay.C
 		return
 	}
 	host := r.URL.Query().Get("host") == "1"
-	ws, err := s.upgrader.Upgrade(w, r, nil)
+	ws, err := s.upgrader.Upgrade(readAhead(w), r, nil)
 	if err != nil {
 		return // the upgrader answered
 	}
