@@ -74,14 +74,27 @@ type Cluster struct {
 func DialNATS(urls, node string, opts ...nats.Option) (*nats.Conn, error) {
 	base := []nats.Option{nats.Name("gatehouse relay " + node), nats.NoEcho(), nats.MaxReconnects(-1),
 		nats.ReconnectWait(time.Second), nats.ReconnectJitter(500*time.Millisecond, time.Second)}
-	return nats.Connect(urls, append(base, opts...)...)
+	nc, err := nats.Connect(urls, append(base, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	if max := nc.MaxPayload(); max < minNATSPayload {
+		nc.Close()
+		return nil, fmt.Errorf("the NATS server takes messages of at most %d bytes; a relay frame needs %d (set max_payload to at least 1MB)", max, minNATSPayload)
+	}
+	return nc, nil
 }
+
+// minNATSPayload is the largest message a node sends: a whole frame with
+// its routing prefix, or a snapshot chunk.
+const minNATSPayload = relay.MaxFrame + 1024
 
 // Cluster limits.
 const (
 	clusterShards   = 2   // channels (and goroutines) that deliver device messages
 	shardDepth      = 256 // messages waiting in one; past it NATS drops (slow consumer)
 	snapshotChunk   = 500 // sockets in one snapshot message
+	resyncBeats     = 30  // a node sends its whole list every 30 beats
 	defaultBeat     = time.Second
 	defaultRecheck  = time.Minute
 	defaultPrefix   = "gatehouse.relay"
@@ -107,10 +120,16 @@ type nodeEvent struct {
 	Device  string      `json:"d,omitempty"`
 	Conn    string      `json:"c,omitempty"`
 	Sockets [][3]string `json:"s,omitempty"` // snapshot: account, device, conn
+	Gen     int64       `json:"g,omitempty"` // snapshot: which one
+	Last    bool        `json:"l,omitempty"` // snapshot: its last chunk
 }
 
-// remote is where a device's socket is on another node.
-type remote struct{ inst, conn string }
+// remote is where a device's socket is on another node, and the snapshot
+// of that node it was last confirmed by.
+type remote struct {
+	inst, conn string
+	gen        int64
+}
 
 type devKey struct{ account, device string }
 
@@ -129,6 +148,9 @@ type natsHub struct {
 	subs  map[devKey]*nats.Subscription
 	view  map[string]map[string]remote // account -> device -> where, other nodes only
 	nodes map[string]time.Time         // instance -> last heard
+	gens  map[string]int64             // instance -> its latest snapshot
+	gen   int64                        // this node's latest snapshot
+	done  bool                         // closed: no more subscriptions
 
 	events *nats.Subscription
 	stop   chan struct{}
@@ -156,7 +178,7 @@ func newNATSHub(s *Server, o Cluster) (*natsHub, error) {
 		o.RecheckEvery = defaultRecheck
 	}
 	h := &natsHub{here: newLocalHub(), s: s, nc: o.NATS, o: o, inst: s.node + "/" + randomText(5), seed: maphash.MakeSeed(),
-		subs: map[devKey]*nats.Subscription{}, view: map[string]map[string]remote{}, nodes: map[string]time.Time{}, stop: make(chan struct{})}
+		subs: map[devKey]*nats.Subscription{}, view: map[string]map[string]remote{}, nodes: map[string]time.Time{}, gens: map[string]int64{}, stop: make(chan struct{})}
 	for i := range h.shards {
 		h.shards[i] = make(chan *nats.Msg, shardDepth)
 		h.wg.Go(func() { h.deliverLoop(h.shards[i]) })
@@ -218,9 +240,10 @@ func (h *natsHub) ready() error {
 
 func (h *natsHub) join(c *conn) *conn {
 	h.mu.Lock()
+	defer h.mu.Unlock() // events go out in the order of the changes (snapshot)
 	old := h.here.join(c)
 	key := devKey{c.account, c.device}
-	if h.subs[key] == nil {
+	if h.subs[key] == nil && !h.done {
 		shard := maphash.String(h.seed, c.account+"\x00"+c.device) % clusterShards
 		sub, err := h.nc.ChanSubscribe(h.devSubject(c.account, c.device), h.shards[shard])
 		if err != nil {
@@ -230,7 +253,6 @@ func (h *natsHub) join(c *conn) *conn {
 			h.subs[key] = sub
 		}
 	}
-	h.mu.Unlock()
 	h.publishDev(c.account, c.device, closeMessage(relay.CloseReplaced, c.id, "replaced by a newer socket"))
 	h.event(nodeEvent{Op: eventJoin, Account: c.account, Device: c.device, Conn: c.id})
 	return old
@@ -238,13 +260,13 @@ func (h *natsHub) join(c *conn) *conn {
 
 func (h *natsHub) leave(c *conn) bool {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	left := h.here.leave(c)
 	key := devKey{c.account, c.device}
 	if sub := h.subs[key]; left && sub != nil {
 		_ = sub.Unsubscribe()
 		delete(h.subs, key)
 	}
-	h.mu.Unlock()
 	if left {
 		h.event(nodeEvent{Op: eventLeave, Account: c.account, Device: c.device, Conn: c.id})
 	}
@@ -312,6 +334,7 @@ func (h *natsHub) close() {
 		}
 		_ = h.nc.Flush()
 		h.mu.Lock()
+		h.done = true
 		for k, sub := range h.subs {
 			_ = sub.Unsubscribe()
 			delete(h.subs, k)
@@ -443,17 +466,23 @@ func (h *natsHub) hello() {
 	h.event(nodeEvent{Op: eventHello})
 }
 
-// snapshot announces every socket of this node, in chunks.
+// snapshot announces every socket of this node, in chunks; the other nodes
+// drop what they had of this node that the snapshot no longer has (a leave
+// they missed). It holds h.mu, as join and leave do while they announce,
+// so that a join is either in the snapshot or announced after it.
 func (h *natsHub) snapshot() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.gen++
 	var list [][3]string
 	for _, c := range h.here.all() {
 		list = append(list, [3]string{c.account, c.device, c.id})
 		if len(list) == snapshotChunk {
-			h.event(nodeEvent{Op: eventSnapshot, Sockets: list})
+			h.event(nodeEvent{Op: eventSnapshot, Sockets: list, Gen: h.gen})
 			list = nil
 		}
 	}
-	h.event(nodeEvent{Op: eventSnapshot, Sockets: list})
+	h.event(nodeEvent{Op: eventSnapshot, Sockets: list, Gen: h.gen, Last: true})
 }
 
 // beat sends the heartbeat and gives up on nodes not heard for DeadAfter.
@@ -462,13 +491,16 @@ func (h *natsHub) beat() {
 	defer t.Stop()
 	recheck := time.NewTicker(h.o.RecheckEvery)
 	defer recheck.Stop()
-	for {
+	for beats := 1; ; beats++ {
 		select {
 		case <-h.stop:
 			return
 		case <-recheck.C:
 			h.s.recheck()
 		case now := <-t.C:
+			if beats%resyncBeats == 0 {
+				h.snapshot() // heals a view that lost an event (a NATS slow consumer)
+			}
 			h.event(nodeEvent{Op: eventBeat})
 			h.mu.Lock()
 			var gone []string
@@ -490,18 +522,8 @@ func (h *natsHub) beat() {
 func (h *natsHub) forget(inst string) {
 	h.mu.Lock()
 	delete(h.nodes, inst)
-	var touched []string
-	for account, devs := range h.view {
-		for d, r := range devs {
-			if r.inst == inst {
-				delete(devs, d)
-				touched = append(touched, account)
-			}
-		}
-		if len(devs) == 0 {
-			delete(h.view, account)
-		}
-	}
+	delete(h.gens, inst)
+	touched := h.dropStale(inst, -1) // no snapshot is numbered -1: all of them
 	h.s.m.nodes.Set(float64(len(h.nodes)))
 	h.mu.Unlock()
 	for _, a := range dedupe(touched) {
@@ -560,10 +582,10 @@ func (h *natsHub) onEvent(m *nats.Msg) {
 	h.mu.Lock()
 	switch e.Op {
 	case eventJoin:
-		h.place(e.Account, e.Device, remote{e.Inst, e.Conn}, true)
+		h.place(e.Account, e.Device, remote{e.Inst, e.Conn, h.gens[e.Inst]}, true)
 		touched = append(touched, e.Account)
 	case eventLeave:
-		if h.view[e.Account][e.Device] == (remote{e.Inst, e.Conn}) {
+		if r := h.view[e.Account][e.Device]; r.inst == e.Inst && r.conn == e.Conn {
 			delete(h.view[e.Account], e.Device)
 			if len(h.view[e.Account]) == 0 {
 				delete(h.view, e.Account)
@@ -571,16 +593,37 @@ func (h *natsHub) onEvent(m *nats.Msg) {
 			touched = append(touched, e.Account)
 		}
 	case eventSnapshot:
+		h.gens[e.Inst] = e.Gen
 		for _, s := range e.Sockets {
-			if h.place(s[0], s[1], remote{e.Inst, s[2]}, false) {
+			if h.place(s[0], s[1], remote{e.Inst, s[2], e.Gen}, false) {
 				touched = append(touched, s[0])
 			}
+		}
+		if e.Last {
+			touched = append(touched, h.dropStale(e.Inst, e.Gen)...)
 		}
 	}
 	h.mu.Unlock()
 	for _, a := range dedupe(touched) {
 		h.presence(a)
 	}
+}
+
+// dropStale forgets the sockets of inst that its snapshot gen did not
+// confirm. h.mu held.
+func (h *natsHub) dropStale(inst string, gen int64) (touched []string) {
+	for account, devs := range h.view {
+		for d, r := range devs {
+			if r.inst == inst && r.gen != gen {
+				delete(devs, d)
+				touched = append(touched, account)
+			}
+		}
+		if len(devs) == 0 {
+			delete(h.view, account)
+		}
+	}
+	return touched
 }
 
 // place records a device's socket on another node. A snapshot (newer

@@ -576,3 +576,50 @@ func TestClusterDrainMovesDevices(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// TestClusterResyncHealsAMissedLeave: a view that lost an event (a leave
+// dropped by a slow consumer) is healed by the next whole list of the node
+// that had the socket; until then the device looked online.
+func TestClusterResyncHealsAMissedLeave(t *testing.T) {
+	c := startCluster(t, 2, true)
+	h1 := c.nodes[0].srv.hub.(*natsHub)
+	h2 := c.nodes[1].srv.hub.(*natsHub)
+	deadline := time.Now().Add(5 * time.Second)
+	for func() bool { h1.mu.Lock(); defer h1.mu.Unlock(); _, ok := h1.gens[h2.inst]; return !ok }() {
+		if time.Now().After(deadline) {
+			t.Fatal("node 1 never got node 2's list")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	h1.mu.Lock() // what a missed leave leaves behind
+	h1.place("ghost-account", "d-ghost", remote{h2.inst, "gone", h1.gens[h2.inst]}, true)
+	h1.mu.Unlock()
+	if !h1.online("ghost-account", "d-ghost") {
+		t.Fatal("the stale entry is not there")
+	}
+	deadline = time.Now().Add(time.Duration(resyncBeats+10) * 100 * time.Millisecond)
+	for h1.online("ghost-account", "d-ghost") {
+		if time.Now().After(deadline) {
+			t.Fatal("the whole list did not drop the stale entry")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A NATS that cannot carry a whole frame is refused at start, with a
+// sentence that says what to set, instead of frames lost later.
+func TestDialNATSRefusesASmallMaxPayload(t *testing.T) {
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, MaxPayload: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	defer ns.Shutdown()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server did not start")
+	}
+	_, err = DialNATS(ns.ClientURL(), "n1")
+	if err == nil || !strings.Contains(err.Error(), "max_payload") {
+		t.Fatalf("got %v", err)
+	}
+}
