@@ -15,7 +15,7 @@ import (
 // The relay client against a real relay server: frames, presence,
 // reconnects, sign-out and token refresh, end to end on loopback.
 
-func startClient(t *testing.T, d *device, host bool, o relay.ClientOptions) (*relay.Client, chan error) {
+func startClient(t testing.TB, d *device, host bool, o relay.ClientOptions) (*relay.Client, chan error) {
 	t.Helper()
 	o.Identity, o.Host = d.id, host
 	if o.BackoffUnit == 0 {
@@ -312,13 +312,21 @@ func onlineHost(r *testRelay, id *relay.Identity) bool {
 	return false
 }
 
-func waitFor(t *testing.T, cond func() bool, failure string) {
+func waitFor(t testing.TB, cond func() bool, failure string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	if !pollUntil(5*time.Second, cond) {
+		t.Fatal(failure)
+	}
+}
+
+// pollUntil checks cond every 2 ms until it holds (true) or limit passes.
+func pollUntil(limit time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal(failure)
+			return false
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond)
 	}
+	return true
 }
