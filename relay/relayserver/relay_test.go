@@ -681,8 +681,8 @@ func TestMetricsAndHealth(t *testing.T) {
 	// A valid token while the database does not answer is "try again",
 	// never "sign in again" (a 401 signs the device out): before, the
 	// token check read a failed query as a removed device.
-	if _, ok := r.store.Gen(context.Background(), host.profile.Account.ID, host.profile.DeviceID); ok {
-		t.Fatal("expected the old check to fail with the database closed")
+	if _, _, err := r.store.Gen(context.Background(), host.profile.Account.ID, host.profile.DeviceID); err == nil {
+		t.Fatal("expected the query to fail with the database closed")
 	}
 	if code, body := getJSON(t, r, "GET", "/v1/devices", host.token, nil); code != 503 || body["error"] != msgUnavailable {
 		t.Fatalf("a valid token with the database closed: %d %v", code, body)

@@ -308,11 +308,16 @@ func (s *Store) Account(ctx context.Context, id string) (relay.Account, error) {
 	return a, err
 }
 
-// Gen returns a device's gen, and false when the device is not registered.
-func (s *Store) Gen(ctx context.Context, account, device string) (string, bool) {
-	var gen string
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT gen FROM devices WHERE account_id = ? AND id = ?`), account, device).Scan(&gen)
-	return gen, err == nil
+// Gen returns a device's gen; ok is false when the device is not
+// registered, and err says the database did not answer. The difference
+// matters: a device refused as unregistered signs out (401, close 4001),
+// so an unreachable database must never look like a removed device.
+func (s *Store) Gen(ctx context.Context, account, device string) (gen string, ok bool, err error) {
+	err = s.db.QueryRowContext(ctx, s.q(`SELECT gen FROM devices WHERE account_id = ? AND id = ?`), account, device).Scan(&gen)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	return gen, err == nil, err
 }
 
 // Devices lists an account's devices (Online is the caller's to fill).

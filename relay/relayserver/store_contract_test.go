@@ -84,10 +84,10 @@ func TestContractRegister(t *testing.T) {
 		if err != nil || len(ds) != 1 || ds[0].Name != "new name" || ds[0].Platform != "android" || ds[0].PublicKey != "k1" {
 			t.Fatalf("devices: %+v %v", ds, err)
 		}
-		if g, ok := st.Gen(ctx, alice.ID, "laptop"); !ok || g != gen {
+		if g, ok, err := st.Gen(ctx, alice.ID, "laptop"); err != nil || !ok || g != gen {
 			t.Fatalf("gen %q %v", g, ok)
 		}
-		if _, ok := st.Gen(ctx, alice.ID, "nobody"); ok {
+		if _, ok, err := st.Gen(ctx, alice.ID, "nobody"); err != nil || ok {
 			t.Fatal("an unknown device has a gen")
 		}
 		if _, err := st.Account(ctx, "gh:404"); !errors.Is(err, sql.ErrNoRows) {
