@@ -586,6 +586,16 @@ func TestClusterDrainMovesDevices(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Logf("every device on node 2 %v after node 1 began to drain", time.Since(start))
+	waitFor(t, func() bool {
+		for _, cl := range clients {
+			for _, d := range devs {
+				if !onlineIn(cl.Presence(), d.profile.DeviceID) {
+					return false
+				}
+			}
+		}
+		return true
+	}, "the devices do not all see each other online after the drain")
 	if got := c.nodes[0].logs.String(); strings.Contains(got, "panic") {
 		t.Fatal(got)
 	}
