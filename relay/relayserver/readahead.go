@@ -25,14 +25,21 @@ import (
 
 const readAheadSize = 64 << 10
 
-var readAheadBufs = sync.Pool{New: func() any { b := make([]byte, readAheadSize); return &b }}
+// An aheadBuf is a borrowed buffer and the part of it, b[r:w], not yet
+// handed out.
+type aheadBuf struct {
+	b    [readAheadSize]byte
+	r, w int
+}
 
+var aheadBufs = sync.Pool{New: func() any { return new(aheadBuf) }}
+
+// readAheadConn adds 32 bytes to an idle socket (the wrapper itself): the
+// descriptor is asked for at each read ahead rather than kept.
 type readAheadConn struct {
 	net.Conn
-	raw  syscall.RawConn // nil: no descriptor to try (TLS); plain reads
-	full bool            // the last read filled its buffer
-	buf  *[]byte         // borrowed, holding buf[r:w] not yet handed out
-	r, w int
+	ahead *aheadBuf // borrowed while it holds bytes not yet handed out
+	full  bool      // the last read filled its buffer
 }
 
 // readAhead wraps a ResponseWriter so that the connection its Hijack
@@ -46,52 +53,54 @@ func (w readAheadWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return newReadAheadConn(c), brw, nil
-}
-
-func newReadAheadConn(c net.Conn) *readAheadConn {
-	rc := &readAheadConn{Conn: c}
-	if sc, ok := c.(syscall.Conn); ok {
-		rc.raw, _ = sc.SyscallConn()
-	}
-	return rc
+	return &readAheadConn{Conn: c}, brw, nil
 }
 
 // Read hands out what a read ahead left, or reads: ahead if the last read
 // filled its buffer, else (and whenever nothing waits) straight into p.
 // Only the WebSocket's read loop calls it.
 func (c *readAheadConn) Read(p []byte) (int, error) {
-	if c.buf == nil && c.full && c.raw != nil && len(p) < readAheadSize {
+	if c.ahead == nil && c.full && len(p) < readAheadSize {
 		c.fill()
 	}
-	if c.buf == nil {
+	a := c.ahead
+	if a == nil {
 		n, err := c.Conn.Read(p)
 		c.full = n == len(p)
 		return n, err
 	}
-	n := copy(p, (*c.buf)[c.r:c.w])
-	c.r += n
-	if c.r == c.w {
-		readAheadBufs.Put(c.buf)
-		c.buf = nil
+	n := copy(p, a.b[a.r:a.w])
+	a.r += n
+	if a.r == a.w {
+		aheadBufs.Put(a)
+		c.ahead = nil
 	}
 	return n, nil
 }
 
-// fill borrows a buffer and reads what waits into it, without blocking;
-// with nothing waiting (or an error, which the next plain read reports)
-// it gives the buffer back.
+// fill borrows a buffer and reads what waits into it, without blocking.
+// With nothing waiting, no descriptor (a TLS conn) or an error (which the
+// next plain read reports), it gives the buffer back.
 func (c *readAheadConn) fill() {
-	b := readAheadBufs.Get().(*[]byte)
+	c.full = false
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return
+	}
+	a := aheadBufs.Get().(*aheadBuf)
 	n := 0
-	err := c.raw.Read(func(fd uintptr) bool {
-		n, _ = syscall.Read(int(fd), *b)
+	err = raw.Read(func(fd uintptr) bool {
+		n, _ = syscall.Read(int(fd), a.b[:])
 		return true // never wait here: a wait is a plain read's
 	})
 	if err != nil || n <= 0 {
-		readAheadBufs.Put(b)
-		c.full = false
+		aheadBufs.Put(a)
 		return
 	}
-	c.buf, c.r, c.w, c.full = b, 0, n, n == len(*b)
+	a.r, a.w = 0, n
+	c.ahead, c.full = a, n == len(a.b)
 }
