@@ -187,7 +187,8 @@ func (c *child) metric(name string) float64 {
 	sc := bufio.NewScanner(res.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) == 2 && f[0] == name {
+		// name, or name{labels} (the relay labels every metric with its node)
+		if f := strings.Fields(sc.Text()); len(f) == 2 && (f[0] == name || strings.HasPrefix(f[0], name+"{")) {
 			v, _ := strconv.ParseFloat(f[1], 64)
 			return v
 		}
