@@ -11,7 +11,15 @@
 //   - the relay's CPU time per frame and per MB at both sizes, which must not
 //     grow with the body beyond a copy.
 //
-// Run: go run ./bench/relay [-pairs 100] [-idle 10000] [-seconds 5]
+// With -nodes 2 it then measures the same between two relay nodes in the
+// same run (issue 18): two children joined through a NATS server started
+// in this process (the nats-server module) and sharing one SQLite file,
+// which is not on the forwarding path (it is read at connect and for
+// presence); the idle sockets all on node 1, each pair's sender on node 1
+// and its receiver on node 2, and the CPU of both nodes counted. The last
+// lines put the two-node figures against the one-node ones.
+//
+// Run: go run ./bench/relay [-pairs 100] [-idle 10000] [-seconds 5] [-nodes 2]
 package main
 
 import (
@@ -23,6 +31,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -41,6 +50,7 @@ import (
 	"github.com/gatehouse/gatehouse/relay"
 	"github.com/gatehouse/gatehouse/relay/relayserver"
 	"github.com/gorilla/websocket"
+	natsserver "github.com/nats-io/nats-server/v2/server"
 	"golang.org/x/crypto/chacha20poly1305"
 )
 
@@ -50,12 +60,19 @@ func main() {
 	pairs := flag.Int("pairs", 100, "device pairs forwarding 1 KiB frames")
 	idle := flag.Int("idle", 10000, "idle sockets for the memory measure")
 	seconds := flag.Float64("seconds", 5, "length of each forwarding phase")
+	nodes := flag.Int("nodes", 1, "1: one relay; 2: one relay, then two nodes over NATS, in the same run")
+	natsURL := flag.String("nats", "", "join other nodes through this NATS (internal)")
+	node := flag.String("node", "n1", "the node's name (internal)")
 	flag.Parse()
 	if *child {
-		runRelay(*dir)
+		runRelay(*dir, *natsURL, *node)
 		return
 	}
-	if err := run(*pairs, *idle, time.Duration(*seconds*float64(time.Second))); err != nil {
+	if *nodes != 1 && *nodes != 2 {
+		fmt.Fprintln(os.Stderr, "relay-bench: -nodes is 1 or 2")
+		os.Exit(2)
+	}
+	if err := run(*pairs, *idle, time.Duration(*seconds*float64(time.Second)), *nodes); err != nil {
 		fmt.Fprintln(os.Stderr, "relay-bench:", err)
 		os.Exit(1)
 	}
@@ -63,13 +80,19 @@ func main() {
 
 // runRelay is the child: a relay on loopback with the frame limit raised
 // (the benchmark measures the relay, not its limit).
-func runRelay(dir string) {
+func runRelay(dir, natsURL, node string) {
 	secret, err := relayserver.LoadSecret(filepath.Join(dir, "secret"))
 	must(err)
 	st, err := relayserver.OpenStore(filepath.Join(dir, "relay.db"))
 	must(err)
-	srv, err := relayserver.New(relayserver.Options{Store: st, Secret: secret, FrameLimitForTest: &relayserver.FrameLimit{Rate: 1e9, Burst: 1e9},
-		Logger: nil})
+	o := relayserver.Options{Store: st, Secret: secret, FrameLimitForTest: &relayserver.FrameLimit{Rate: 1e9, Burst: 1e9},
+		Node: node, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	if natsURL != "" {
+		nc, err := relayserver.DialNATS(natsURL, node)
+		must(err)
+		o.Cluster = &relayserver.Cluster{NATS: nc}
+	}
+	srv, err := relayserver.New(o)
 	must(err)
 	// SIGUSR1: collect and return free memory to the OS, so the parent
 	// reads what the sockets hold rather than garbage not yet collected
@@ -98,7 +121,7 @@ func runRelay(dir string) {
 	hs := &http.Server{Handler: srv}
 	l, err := netListen()
 	must(err)
-	must(os.WriteFile(filepath.Join(dir, "addr"), []byte(l.Addr().String()), 0o600))
+	must(os.WriteFile(filepath.Join(dir, "addr-"+node), []byte(l.Addr().String()), 0o600))
 	_ = hs.Serve(l)
 }
 
@@ -202,7 +225,7 @@ func dial(addr string, d dev) (*websocket.Conn, error) {
 	return ws, err
 }
 
-func run(pairs, idle int, phase time.Duration) error {
+func run(pairs, idle int, phase time.Duration, nodes int) error {
 	dir, err := os.MkdirTemp("", "relay-bench-")
 	if err != nil {
 		return err
@@ -230,48 +253,113 @@ func run(pairs, idle int, phase time.Duration) error {
 		return err
 	}
 	st.Close()
-
-	self, _ := os.Executable()
-	c := &child{cmd: exec.Command(self, "-child", "-dir", dir)}
-	c.cmd.Stderr = os.Stderr
-	if err := c.cmd.Start(); err != nil {
-		return err
-	}
-	defer func() {
-		_ = c.cmd.Process.Signal(syscall.SIGTERM)
-		_ = c.cmd.Wait()
-	}()
-	for i := 0; ; i++ {
-		if b, err := os.ReadFile(filepath.Join(dir, "addr")); err == nil {
-			c.addr = string(b)
-			break
-		}
-		if i > 500 {
-			return fmt.Errorf("the relay did not start")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-
-	if idle > 0 {
-		if err := measureIdle(c, idleDevs, idle); err != nil {
-			return err
-		}
-	}
 	aead, err := aeadSpeed()
 	if err != nil {
 		return err
 	}
 	fmt.Printf("raw XChaCha20-Poly1305 seal+open, 64 KiB: %.0f MB/s (one core, this process)\n", aead)
-	if len(pairDevs) > 0 {
-		if err := forward(c, pairDevs, 1<<10, phase, true); err != nil {
-			return err
+
+	measure := func(cs []*child) (res results, err error) {
+		if idle > 0 {
+			if res.idleKiB, err = measureIdle(cs[0], idleDevs, idle); err != nil {
+				return res, err
+			}
+		}
+		if len(pairDevs) > 0 {
+			if res.small, err = forward(cs, pairDevs, 1<<10, phase, true); err != nil {
+				return res, err
+			}
+		}
+		res.big, err = forward(cs, bigDevs, 64<<10, phase, false)
+		return res, err
+	}
+	fmt.Println("== one relay")
+	one, err := withChildren(dir, []string{"n1"}, "", measure)
+	if err != nil || nodes == 1 {
+		return err
+	}
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		return err
+	}
+	go ns.Start()
+	defer ns.Shutdown()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		return fmt.Errorf("nats-server did not start")
+	}
+	fmt.Println("== two nodes over NATS: senders on node 1, receivers on node 2")
+	two, err := withChildren(dir, []string{"n1", "n2"}, ns.ClientURL(), measure)
+	if err != nil {
+		return err
+	}
+	fmt.Println("== two nodes against one, same run")
+	if idle > 0 {
+		fmt.Printf("  idle socket: %.2f KiB against %.2f KiB (%.2fx)\n", two.idleKiB, one.idleKiB, two.idleKiB/one.idleKiB)
+	}
+	for _, r := range []struct {
+		name     string
+		one, two phaseResult
+	}{{"1 KiB", one.small, two.small}, {"64 KiB", one.big, two.big}} {
+		if r.one.frames == 0 {
+			continue
+		}
+		fmt.Printf("  %s: %.0f against %.0f frames/s (%.2fx), %.1f against %.1f MB/s, CPU %.0f against %.0f µs per MB (%.2fx)",
+			r.name, r.two.frames, r.one.frames, r.two.frames/r.one.frames, r.two.mbps, r.one.mbps, r.two.cpuPerMB, r.one.cpuPerMB, r.two.cpuPerMB/r.one.cpuPerMB)
+		if r.one.p50 > 0 {
+			fmt.Printf("; p50 %v against %v, p99 %v against %v", r.two.p50, r.one.p50, r.two.p99, r.one.p99)
+		}
+		fmt.Println()
+	}
+	return nil
+}
+
+// results are one setup's figures.
+type results struct {
+	idleKiB    float64
+	small, big phaseResult
+}
+
+type phaseResult struct {
+	frames, mbps, cpuPerMB float64
+	p50, p99               time.Duration
+}
+
+// withChildren starts one relay child per node name (joined through
+// natsURL when given), runs f on them and stops them.
+func withChildren(dir string, names []string, natsURL string, f func([]*child) (results, error)) (results, error) {
+	self, _ := os.Executable()
+	var cs []*child
+	defer func() {
+		for _, c := range cs {
+			_ = c.cmd.Process.Signal(syscall.SIGTERM)
+			_ = c.cmd.Wait()
+		}
+	}()
+	for _, name := range names {
+		addrFile := filepath.Join(dir, "addr-"+name)
+		_ = os.Remove(addrFile)
+		c := &child{cmd: exec.Command(self, "-child", "-dir", dir, "-node", name, "-nats", natsURL)}
+		c.cmd.Stderr = os.Stderr
+		if err := c.cmd.Start(); err != nil {
+			return results{}, err
+		}
+		cs = append(cs, c)
+		for i := 0; ; i++ {
+			if b, err := os.ReadFile(addrFile); err == nil {
+				c.addr = string(b)
+				break
+			}
+			if i > 500 {
+				return results{}, fmt.Errorf("the relay did not start")
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	return forward(c, bigDevs, 64<<10, phase, false)
+	return f(cs)
 }
 
 // measureIdle opens n idle sockets and reports what each costs the relay.
-func measureIdle(c *child, accounts [][]dev, n int) error {
+func measureIdle(c *child, accounts [][]dev, n int) (float64, error) {
 	time.Sleep(500 * time.Millisecond)
 	c.settle()
 	rss0, heap0, stack0 := c.rss(), c.metric("go_memstats_heap_inuse_bytes"), c.metric("go_memstats_stack_inuse_bytes")
@@ -312,7 +400,7 @@ func measureIdle(c *child, accounts [][]dev, n int) error {
 	}
 	wg.Wait()
 	if failed.Load() > 0 {
-		return fmt.Errorf("%d of %d idle sockets failed to connect", failed.Load(), n)
+		return 0, fmt.Errorf("%d of %d idle sockets failed to connect", failed.Load(), n)
 	}
 	time.Sleep(3 * time.Second) // presence rounds settle; send queues drain and their goroutines exit
 	rssLive := c.rss()
@@ -328,7 +416,7 @@ func measureIdle(c *child, accounts [][]dev, n int) error {
 		s.Close()
 	}
 	time.Sleep(2 * time.Second)
-	return nil
+	return float64(rss1-rss0) / 1024 / float64(len(socks)), nil
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
@@ -358,17 +446,25 @@ func aeadSpeed() (float64, error) {
 // forward runs pairs of sockets, the first of each sending to the second:
 // as fast as TCP allows for one phase (throughput), then, with latency, at
 // half that rate.
-func forward(c *child, accounts [][]dev, size int, phase time.Duration, latency bool) error {
+func forward(cs []*child, accounts [][]dev, size int, phase time.Duration, latency bool) (phaseResult, error) {
 	type pair struct{ a, b *websocket.Conn }
 	var ps []pair
-	for _, acct := range accounts {
-		a, err := dial(c.addr, acct[0])
-		if err != nil {
-			return err
+	var res phaseResult
+	sender, receiver := cs[0], cs[len(cs)-1]
+	cpu := func() (d time.Duration) {
+		for _, c := range cs {
+			d += c.cpu()
 		}
-		b, err := dial(c.addr, acct[1])
+		return d
+	}
+	for _, acct := range accounts {
+		a, err := dial(sender.addr, acct[0])
 		if err != nil {
-			return err
+			return res, err
+		}
+		b, err := dial(receiver.addr, acct[1])
+		if err != nil {
+			return res, err
 		}
 		ps = append(ps, pair{a, b})
 	}
@@ -378,7 +474,7 @@ func forward(c *child, accounts [][]dev, size int, phase time.Duration, latency 
 			p.b.Close()
 		}
 	}()
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(time.Second) // presence reaches both nodes: the receivers are online everywhere
 	var received, bytesIn, undeliverable atomic.Int64
 	var latMu sync.Mutex
 	var lats []time.Duration
@@ -448,22 +544,23 @@ func forward(c *child, accounts [][]dev, size int, phase time.Duration, latency 
 		}
 		wg.Wait()
 	}
-	cpu0, got0, bytes0 := c.cpu(), received.Load(), bytesIn.Load()
+	cpu0, got0, bytes0 := cpu(), received.Load(), bytesIn.Load()
 	t0 := time.Now()
 	blast(phase, 0)
 	time.Sleep(300 * time.Millisecond) // what is in flight arrives
 	elapsed := time.Since(t0)
-	cpu1, got1, bytes1 := c.cpu(), received.Load(), bytesIn.Load()
+	cpu1, got1, bytes1 := cpu(), received.Load(), bytesIn.Load()
 	frames := got1 - got0
 	rate := float64(frames) / phase.Seconds()
 	mb := float64(bytes1-bytes0) / 1e6
 	fmt.Printf("%d pairs, %d B bodies, unthrottled for %v: %.0f frames/s, %.1f MB/s forwarded; %d undeliverable (a receiver's queue full)\n",
 		len(ps), size, phase, rate, mb/phase.Seconds(), undeliverable.Load())
-	cpu := cpu1 - cpu0
-	fmt.Printf("  relay CPU %.2f s over %.2f s: %.1f µs per frame, %.0f µs per MB\n", cpu.Seconds(), elapsed.Seconds(),
-		float64(cpu.Microseconds())/float64(frames), float64(cpu.Microseconds())/mb)
+	used := cpu1 - cpu0
+	fmt.Printf("  relay CPU %.2f s over %.2f s: %.1f µs per frame, %.0f µs per MB\n", used.Seconds(), elapsed.Seconds(),
+		float64(used.Microseconds())/float64(frames), float64(used.Microseconds())/mb)
+	res = phaseResult{frames: rate, mbps: mb / phase.Seconds(), cpuPerMB: float64(used.Microseconds()) / mb}
 	if !latency {
-		return nil
+		return res, nil
 	}
 	measuring.Store(true)
 	blast(phase, rate/2/float64(len(ps)))
@@ -472,9 +569,10 @@ func forward(c *child, accounts [][]dev, size int, phase time.Duration, latency 
 	defer latMu.Unlock()
 	sort.Slice(lats, func(i, j int) bool { return lats[i] < lats[j] })
 	if len(lats) == 0 {
-		return fmt.Errorf("no latencies measured")
+		return res, fmt.Errorf("no latencies measured")
 	}
 	fmt.Printf("  at half that rate (%.0f frames/s offered, %d measured): latency p50 %v, p99 %v\n", rate/2, len(lats),
 		lats[len(lats)/2].Round(time.Microsecond), lats[len(lats)*99/100].Round(time.Microsecond))
-	return nil
+	res.p50, res.p99 = lats[len(lats)/2].Round(time.Microsecond), lats[len(lats)*99/100].Round(time.Microsecond)
+	return res, nil
 }
