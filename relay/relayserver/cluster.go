@@ -248,8 +248,7 @@ func (h *natsHub) join(c *conn) *conn {
 		sub, err := h.nc.ChanSubscribe(h.devSubject(c.account, c.device), h.shards[shard])
 		if err != nil {
 			h.s.log.Error("NATS subscribe", "err", err)
-		} else {
-			_ = sub.SetPendingLimits(shardDepth, 64<<20)
+		} else { // its pending limit is the shard's channel: full, NATS drops (slow consumer)
 			h.subs[key] = sub
 		}
 	}
