@@ -270,7 +270,7 @@ func run(pairs, idle int, phase time.Duration, nodes int) error {
 				return res, err
 			}
 		}
-		res.big, err = forward(cs, bigDevs, 64<<10, phase, false)
+		res.big, err = forward(cs, bigDevs, 64<<10, phase, true)
 		return res, err
 	}
 	fmt.Println("== one relay")
