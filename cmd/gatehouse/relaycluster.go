@@ -84,15 +84,20 @@ func openRelayStore(dir, database string) (*relayserver.Store, error) {
 }
 
 // redactURL drops the password from a URL (or a list of them) for a
-// message.
+// message: in the user part, and in a password parameter (pgx takes
+// ?password=).
 func redactURL(list string) string {
 	parts := strings.Split(list, ",")
 	for i, p := range parts {
 		if at := strings.LastIndex(p, "@"); at >= 0 {
 			if scheme := strings.Index(p, "://"); scheme >= 0 && scheme < at {
-				parts[i] = p[:scheme+3] + "…@" + p[at+1:]
+				p = p[:scheme+3] + "…@" + p[at+1:]
 			}
 		}
+		if q := strings.IndexByte(p, '?'); q >= 0 {
+			p = p[:q] + "?…"
+		}
+		parts[i] = p
 	}
 	return strings.Join(parts, ",")
 }

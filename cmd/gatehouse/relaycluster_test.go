@@ -57,8 +57,11 @@ func TestRelayInviteIntoPostgres(t *testing.T) {
 	if err != nil || acct.Login != "team" {
 		t.Fatalf("the printed code did not sign in through the database: %v %+v", err, acct)
 	}
-	code, _, errOut = runRelayCmd(t, "relay", "invite", "--data", t.TempDir(), "--database", "postgres://user:hunter2@127.0.0.1:1/db?connect_timeout=2", "--account", "team")
-	if code != exitUsage || strings.Contains(errOut, "hunter2") || !strings.Contains(errOut, "postgres://…@127.0.0.1:1") {
-		t.Fatalf("exit %d: %q", code, errOut)
+	for _, u := range []string{"postgres://user:hunter2@127.0.0.1:1/db?connect_timeout=2",
+		"postgres://user@127.0.0.1:1/db?connect_timeout=2&password=hunter2"} { // pgx takes both
+		code, _, errOut = runRelayCmd(t, "relay", "invite", "--data", t.TempDir(), "--database", u, "--account", "team")
+		if code != exitUsage || strings.Contains(errOut, "hunter2") || !strings.Contains(errOut, "@127.0.0.1:1") {
+			t.Fatalf("%s: exit %d: %q", u, code, errOut)
+		}
 	}
 }

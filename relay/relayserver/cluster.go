@@ -98,11 +98,12 @@ const (
 	defaultBeat     = time.Second
 	defaultRecheck  = time.Minute
 	defaultPrefix   = "gatehouse.relay"
-	maxEventBytes   = 1 << 20 // a node event, before it is decoded
-	opForward       = 'F'     // a forwarded frame: from, ref, then the frame
-	opRelayFrame    = 'R'     // a frame the relay made (undeliverable), as is
-	opClose         = 'C'     // close the device's socket, but the one named
-	eventHello      = "hello" // a node (re)joined: send it your sockets
+	readyWait       = time.Second // NATS's answer to /readyz's round trip
+	maxEventBytes   = 1 << 20     // a node event, before it is decoded
+	opForward       = 'F'         // a forwarded frame: from, ref, then the frame
+	opRelayFrame    = 'R'         // a frame the relay made (undeliverable), as is
+	opClose         = 'C'         // close the device's socket, but the one named
+	eventHello      = "hello"     // a node (re)joined: send it your sockets
 	eventBeat       = "beat"
 	eventBye        = "bye"
 	eventJoin       = "join"
@@ -231,9 +232,15 @@ func (h *natsHub) parseDevSubject(subj string) (account, device string, ok bool)
 	return string(ab), string(db), true
 }
 
+// ready asks NATS for a round trip: a connection that looks up while the
+// server hangs (stopped, or its network silent) is not ready either (found
+// by the red team: kill -STOP of nats-server left /readyz at 200).
 func (h *natsHub) ready() error {
 	if st := h.nc.Status(); st != nats.CONNECTED {
 		return fmt.Errorf("NATS is %s", strings.ToLower(st.String()))
+	}
+	if err := h.nc.FlushTimeout(readyWait); err != nil {
+		return fmt.Errorf("NATS did not answer within %v: %w", readyWait, err)
 	}
 	return nil
 }
@@ -510,7 +517,7 @@ func (h *natsHub) beat() {
 			}
 			h.mu.Unlock()
 			for _, inst := range gone {
-				h.s.log.Warn("a relay node went silent: its devices are offline until they reconnect", "node", inst)
+				h.s.log.Warn("a relay node went silent: its devices are offline until they reconnect", "peer", inst)
 				h.forget(inst)
 			}
 		}

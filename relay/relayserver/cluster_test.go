@@ -647,3 +647,124 @@ func TestDialNATSRefusesASmallMaxPayload(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestClusterRemovalNotHeldByTheAccountBudget: a stolen device spends the
+// account's 30 calls a minute across the nodes; the account's shared
+// budget is gone (the owner's list is refused: the attack), yet the owner
+// still removes it, and still connects, on its own budget.
+func TestClusterRemovalNotHeldByTheAccountBudget(t *testing.T) {
+	c := startCluster(t, 3, true)
+	owner, stolen := c.signIn(c.nodes[0].url, "gina", "laptop"), c.signIn(c.nodes[1].url, "gina", "stolen")
+	call := func(nd *testNode, method, path, token string) int {
+		req, _ := http.NewRequest(method, nd.url+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	for i := range 2 * apiPerAccount {
+		call(c.nodes[i%3], "GET", "/v1/devices", stolen.token)
+	}
+	if got := call(c.nodes[2], "GET", "/v1/devices", owner.token); got != http.StatusTooManyRequests {
+		t.Fatalf("the account's budget should be spent: %d", got)
+	}
+	ws := c.nodes[2].dial(t, owner, true) // connecting is the owner's own budget
+	next(t, ws, "presence")
+	if got := call(c.nodes[2], "DELETE", "/v1/devices/"+stolen.profile.DeviceID, owner.token); got != 200 {
+		t.Fatalf("the owner could not remove the stolen device: %d", got)
+	}
+	// An id no device can have is "no such device", never a database error.
+	for _, id := range []string{"tgt%00", "%ff", strings.Repeat("a", relay.MaxDeviceID+1)} {
+		if got := call(c.nodes[0], "DELETE", "/v1/devices/"+id, owner.token); got != http.StatusNotFound {
+			t.Errorf("DELETE %q: %d", id, got)
+		}
+	}
+}
+
+// freezer is a TCP proxy whose traffic can be held, as a NATS server
+// stopped with SIGSTOP holds it: connections stay open, nothing answers.
+type freezer struct {
+	l      net.Listener
+	frozen atomic.Bool
+}
+
+func startFreezer(t *testing.T, target string) *freezer {
+	f := &freezer{}
+	var err error
+	if f.l, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var conns sync.Map
+	pipe := func(dst, src net.Conn) {
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := src.Read(buf)
+			for f.frozen.Load() {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if n > 0 {
+				if _, err := dst.Write(buf[:n]); err != nil {
+					return
+				}
+			}
+			if err != nil {
+				dst.Close()
+				return
+			}
+		}
+	}
+	wg.Go(func() {
+		for {
+			in, err := f.l.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			conns.Store(in, out)
+			wg.Go(func() { pipe(out, in) })
+			wg.Go(func() { pipe(in, out) })
+		}
+	})
+	t.Cleanup(func() {
+		f.frozen.Store(false)
+		f.l.Close()
+		conns.Range(func(k, v any) bool { k.(net.Conn).Close(); v.(net.Conn).Close(); return true })
+		wg.Wait()
+	})
+	return f
+}
+
+// TestReadyzFailsWhileNATSHangs: a NATS that holds the connection open and
+// answers nothing leaves nats.go "connected"; readiness asks for a round
+// trip, so /readyz fails while it hangs and recovers after.
+func TestReadyzFailsWhileNATSHangs(t *testing.T) {
+	ns := startNATS(t)
+	fz := startFreezer(t, strings.TrimPrefix(ns.ClientURL(), "nats://"))
+	nc, err := DialNATS("nats://"+fz.l.Addr().String(), "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	r := startRelay(t, func(o *Options) { o.Cluster = &Cluster{NATS: nc} })
+	status := func() int { code, _ := getJSON(t, r, "GET", "/readyz", "", nil); return code }
+	if got := status(); got != 200 {
+		t.Fatalf("readyz %d", got)
+	}
+	fz.frozen.Store(true)
+	if nc.Status() != nats.CONNECTED {
+		t.Fatal("expected nats.go to still say connected while the server hangs")
+	}
+	if got := status(); got != 503 {
+		t.Fatalf("readyz %d while NATS hangs", got)
+	}
+	fz.frozen.Store(false)
+	waitFor(t, func() bool { return status() == 200 }, "readyz did not recover")
+}

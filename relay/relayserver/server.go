@@ -94,7 +94,7 @@ type Server struct {
 	mux      *http.ServeMux
 	upgrader websocket.Upgrader
 
-	authIP, authAll, api *keyedLimiter
+	authIP, authAll, api, apiOwn *keyedLimiter
 
 	frames FrameLimit
 
@@ -130,7 +130,7 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{o: o, st: o.Store, sign: sign, node: o.Node, m: newMetrics(o.Node), log: o.Logger.With("node", o.Node),
 		authIP: perMinute(authPerIP, maxLimiterKeys), authAll: perMinute(authOverall, 1),
-		api: perMinute(apiPerAccount, maxLimiterKeys), notify: map[string]*coalescer{}, presents: map[string]bool{}}
+		api: perMinute(apiPerAccount, maxLimiterKeys), apiOwn: perMinute(apiPerAccount, maxLimiterKeys), notify: map[string]*coalescer{}, presents: map[string]bool{}}
 	s.hub = newLocalHub()
 	if o.Cluster != nil {
 		if s.hub, err = newNATSHub(s, *o.Cluster); err != nil {
@@ -155,11 +155,11 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("GET /v1/config", s.handleConfig)
 	s.mux.HandleFunc("POST /v1/auth/{provider}", s.handleAuth)
 	s.mux.HandleFunc("GET /v1/devices", s.authed(s.handleDevices))
-	s.mux.HandleFunc("DELETE /v1/devices/{id}", s.authed(s.handleDeleteDevice))
-	s.mux.HandleFunc("DELETE /v1/account", s.authed(s.handleDeleteAccount))
+	s.mux.HandleFunc("DELETE /v1/devices/{id}", s.authedOwn(s.handleDeleteDevice))
+	s.mux.HandleFunc("DELETE /v1/account", s.authedOwn(s.handleDeleteAccount))
 	s.mux.HandleFunc("POST /v1/token", s.authed(s.handleToken))
 	s.mux.HandleFunc("POST /v1/push/devices", s.authed(s.handlePush))
-	s.mux.HandleFunc("GET /v1/connect", s.authed(s.handleConnect))
+	s.mux.HandleFunc("GET /v1/connect", s.authedOwn(s.handleConnect))
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
@@ -397,6 +397,20 @@ func validDevice(d relay.Device) bool {
 // authed checks the bearer token (its MAC, expiry, and that its device is
 // still registered with the same gen) and the account's call rate.
 func (s *Server) authed(h func(http.ResponseWriter, *http.Request, relay.Claims)) http.HandlerFunc {
+	return s.authedBy(false, h)
+}
+
+// authedOwn is authed with the caller's own budget (30 a minute per
+// device) instead of the account's: removing a device, deleting the
+// account and connecting must not be held up by another device of the
+// account spending the account's calls (found by the red team: a stolen
+// phone calling GET /v1/devices in a loop kept its owner's DELETE at 429
+// for half a minute at a time).
+func (s *Server) authedOwn(h func(http.ResponseWriter, *http.Request, relay.Claims)) http.HandlerFunc {
+	return s.authedBy(true, h)
+}
+
+func (s *Server) authedBy(own bool, h func(http.ResponseWriter, *http.Request, relay.Claims)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		token, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		c, err := s.sign.verify(token, s.now())
@@ -416,7 +430,11 @@ func (s *Server) authed(h func(http.ResponseWriter, *http.Request, relay.Claims)
 			fail(w, http.StatusUnauthorized, msgSignIn)
 			return
 		}
-		if !s.allow(w, r.Context(), s.api, "api", apiPerAccount, c.Account, s.now()) {
+		limiter, what, key := s.api, "api", c.Account
+		if own {
+			limiter, what, key = s.apiOwn, "api-own", c.Account+"/"+c.Device
+		}
+		if !s.allow(w, r.Context(), limiter, what, apiPerAccount, key, s.now()) {
 			return
 		}
 		h(w, r, c)
@@ -446,9 +464,14 @@ func (s *Server) handleDevices(w http.ResponseWriter, r *http.Request, c relay.C
 
 func (s *Server) handleDeleteDevice(w http.ResponseWriter, r *http.Request, c relay.Claims) {
 	id := r.PathValue("id")
+	if !relay.ValidDeviceID(id) { // no such id can be registered; never a database error
+		fail(w, http.StatusNotFound, msgNoDevice)
+		return
+	}
 	found, err := s.st.DeleteDevice(r.Context(), c.Account, id)
 	switch {
 	case err != nil:
+		s.log.Warn("removing a device", "err", err)
 		fail(w, http.StatusInternalServerError, msgUnavailable)
 		return
 	case !found:

@@ -379,6 +379,12 @@ func (s *Store) DeleteAccount(ctx context.Context, account string) error {
 	if err != nil {
 		return err
 	}
+	// Its unspent invites go too: "all state gone" (found by the red team:
+	// an invite made before the deletion signed in after it and made the
+	// account again).
+	if _, err = s.db.ExecContext(ctx, s.q(`DELETE FROM invites WHERE account_id = ?`), account); err != nil {
+		return err
+	}
 	_, err = s.db.ExecContext(ctx, s.q(`DELETE FROM accounts WHERE id = ?`), account)
 	return err
 }

@@ -198,6 +198,24 @@ func TestContractDeleteAccountKeepsTombstones(t *testing.T) {
 	})
 }
 
+// An invite made before an account's deletion dies with it: before, it
+// signed in afterwards and made the account again.
+func TestContractDeleteAccountTakesItsInvites(t *testing.T) {
+	forEachStore(t, func(t *testing.T, st *Store) {
+		ctx := context.Background()
+		code, err := st.CreateInvite(ctx, "pend")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.DeleteAccount(ctx, "inv:pend"); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := st.RegisterInvite(ctx, code, dev("phone", "k")); !errors.Is(err, ErrBadInvite) {
+			t.Fatalf("an invite outlived its account's deletion: %v", err)
+		}
+	})
+}
+
 func TestContractPushTokens(t *testing.T) {
 	forEachStore(t, func(t *testing.T, st *Store) {
 		ctx := context.Background()
