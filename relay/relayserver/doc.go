@@ -1,5 +1,5 @@
 // Package relayserver is the relay: it signs devices in, keeps accounts
-// and devices in SQLite, tells each account's devices who is there
+// and devices in SQLite (or PostgreSQL), tells each account's devices who is there
 // (presence), forwards sealed frames between them, and sends generic push
 // notices. It never sees a body's plaintext: a frame is routed by its to
 // and ref, and its body is copied through as the raw bytes that came
@@ -32,9 +32,14 @@
 //   - bodies never reach the log or the database.
 //
 // The sockets of an account meet in a hub, an interface: localHub keeps
-// them in this process; a relay of several nodes implements the same four
-// methods over a message bus, and nothing else in the server changes.
+// them in this process (one node, SQLite); natsHub (cluster.go) joins
+// several nodes through NATS, a subject per device, with the accounts in
+// one PostgreSQL (OpenPostgres) and the per-account limits counted there
+// (Store.Hit). /healthz says the process serves, /readyz whether the node
+// should get devices (not while it drains, nor while its database or NATS
+// does not answer).
 //
-// Known limits: one node (localHub); the relay sees metadata (ids, sizes,
-// times) and can withhold or drop frames; push notices carry counts only.
+// Known limits: the relay sees metadata (ids, sizes, times) and can
+// withhold or drop frames; push notices carry counts only; a frame in
+// flight when a node or NATS dies is lost without an undeliverable.
 package relayserver
