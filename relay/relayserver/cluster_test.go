@@ -375,8 +375,8 @@ func TestClusterReadiness(t *testing.T) {
 	if got := status(nd, "/healthz"); got != 200 {
 		t.Fatalf("healthz %d without NATS", got)
 	}
-	if strings.Contains(nd.logs.String(), "127.0.0.1") == false {
-		t.Log("(the cause is logged on the node)")
+	if !strings.Contains(nd.logs.String(), "not ready") { // the cause stays on the node
+		t.Fatalf("the node did not log why it is not ready:\n%s", nd.logs.String())
 	}
 	c.nodes[1].srv.Shutdown()
 	if got := status(c.nodes[1], "/readyz"); got != 503 {
@@ -767,4 +767,27 @@ func TestReadyzFailsWhileNATSHangs(t *testing.T) {
 	}
 	fz.frozen.Store(false)
 	waitFor(t, func() bool { return status() == 200 }, "readyz did not recover")
+}
+
+// An address taken from a trusted proxy's header is as long as the header;
+// the shared count keys it by a hash, so a long one is counted like any
+// other (before, the database refused the key and every such sign-in got
+// "try again").
+func TestClusterLongForwardedAddressIsCounted(t *testing.T) {
+	c := startCluster(t, 1, true)
+	long := strings.Repeat("1", 8<<10)
+	codes := map[int]int{}
+	for range authPerIP + 1 {
+		req, _ := http.NewRequest("POST", c.nodes[0].url+"/v1/auth/invite", strings.NewReader("{}"))
+		req.Header.Set("X-Forwarded-For", long)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		codes[res.StatusCode]++
+	}
+	if codes[http.StatusBadRequest] != authPerIP || codes[http.StatusTooManyRequests] != 1 {
+		t.Fatalf("answers: %v", codes)
+	}
 }

@@ -741,15 +741,22 @@ var released = []string{
 	"050a33757ada8425fdb66eff62fd0f0bbd9e85b63bf6755e3c1dce081ca16a24", // rate_hits, limits shared by nodes (issue 18)
 }
 
-func TestMigrationsAreAppendOnly(t *testing.T) {
-	if len(migrations) < len(released) {
-		t.Fatal("a released migration was removed")
+// checkPinned fails t when a released migration of list was removed or
+// edited.
+func checkPinned(t *testing.T, db string, list, pinned []string) {
+	t.Helper()
+	if len(list) < len(pinned) {
+		t.Fatalf("a released %s migration was removed", db)
 	}
-	for i, want := range released {
-		if got := fmt.Sprintf("%x", sha256.Sum256([]byte(migrations[i]))); got != want {
-			t.Errorf("migration %d was edited after release (sha256 %s)", i+1, got)
+	for i, want := range pinned {
+		if got := fmt.Sprintf("%x", sha256.Sum256([]byte(list[i]))); got != want {
+			t.Errorf("%s migration %d was edited after release (sha256 %s)", db, i+1, got)
 		}
 	}
+}
+
+func TestMigrationsAreAppendOnly(t *testing.T) {
+	checkPinned(t, "sqlite", migrations, released)
 	r := startRelay(t, nil)
 	var fk int
 	if err := r.store.db.QueryRow(`PRAGMA foreign_keys`).Scan(&fk); err != nil || fk != 1 {

@@ -2,7 +2,9 @@ package relayserver
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -601,7 +603,10 @@ func (s *Server) allow(w http.ResponseWriter, ctx context.Context, l *keyedLimit
 	if !s.shared {
 		return true
 	}
-	allowed, err := s.st.Hit(ctx, what+":"+key, limit, time.Minute)
+	// The key is hashed: an address from a proxy's header is as long as the
+	// header, and the database's key is bounded.
+	sum := sha256.Sum256([]byte(key))
+	allowed, err := s.st.Hit(ctx, what+":"+hex.EncodeToString(sum[:16]), limit, time.Minute)
 	switch {
 	case err != nil:
 		s.log.Warn("counting a shared limit", "err", err)
