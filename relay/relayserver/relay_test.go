@@ -38,6 +38,7 @@ type testRelay struct {
 	logs   *logbuf.Buffer
 	offset atomic.Int64 // the relay's clock runs this far ahead
 	opts   Options
+	given  *Store // a store the test gave (PostgreSQL), kept across restarts
 }
 
 func startRelay(t *testing.T, tweak func(*Options)) *testRelay {
@@ -53,6 +54,7 @@ func startRelay(t *testing.T, tweak func(*Options)) *testRelay {
 	if tweak != nil {
 		tweak(&r.opts)
 	}
+	r.given = r.opts.Store
 	r.start()
 	t.Cleanup(r.stop)
 	return r
@@ -60,8 +62,10 @@ func startRelay(t *testing.T, tweak func(*Options)) *testRelay {
 
 func (r *testRelay) start() {
 	var err error
-	if r.store, err = OpenStore(r.dbPath); err != nil {
-		r.t.Fatal(err)
+	if r.store = r.given; r.store == nil {
+		if r.store, err = OpenStore(r.dbPath); err != nil {
+			r.t.Fatal(err)
+		}
 	}
 	r.opts.Store = r.store
 	if r.srv, err = New(r.opts); err != nil {

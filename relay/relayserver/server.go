@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -33,6 +34,8 @@ const (
 	maxDeviceName   = 64
 	maxPlatformName = 32
 	maxPushToken    = 4096
+	dbWait          = 15 * time.Second  // one request's (or socket event's) database work
+	tokenChecks     = 2 * apiPerAccount // a device's token checked against the database, a minute
 )
 
 // Sentences the relay answers with ({error}); never a cause.
@@ -96,7 +99,7 @@ type Server struct {
 	mux      *http.ServeMux
 	upgrader websocket.Upgrader
 
-	authIP, authAll, api, apiOwn *keyedLimiter
+	authIP, authAll, api, apiOwn, checks *keyedLimiter
 
 	frames FrameLimit
 
@@ -132,7 +135,8 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{o: o, st: o.Store, sign: sign, node: o.Node, m: newMetrics(o.Node), log: o.Logger.With("node", o.Node),
 		authIP: perMinute(authPerIP, maxLimiterKeys), authAll: perMinute(authOverall, 1),
-		api: perMinute(apiPerAccount, maxLimiterKeys), apiOwn: perMinute(apiPerAccount, maxLimiterKeys), notify: map[string]*coalescer{}, presents: map[string]bool{}}
+		api: perMinute(apiPerAccount, maxLimiterKeys), apiOwn: perMinute(apiPerAccount, maxLimiterKeys),
+		checks: perMinute(tokenChecks, maxLimiterKeys), notify: map[string]*coalescer{}, presents: map[string]bool{}}
 	s.hub = newLocalHub()
 	if o.Cluster != nil {
 		if s.hub, err = newNATSHub(s, *o.Cluster); err != nil {
@@ -156,10 +160,10 @@ func New(o Options) (*Server, error) {
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /v1/config", s.handleConfig)
 	s.mux.HandleFunc("POST /v1/auth/{provider}", s.handleAuth)
-	s.mux.HandleFunc("GET /v1/devices", s.authed(s.handleDevices))
+	s.mux.HandleFunc("GET /v1/devices", s.authedOwn(s.handleDevices))
 	s.mux.HandleFunc("DELETE /v1/devices/{id}", s.authedOwn(s.handleDeleteDevice))
 	s.mux.HandleFunc("DELETE /v1/account", s.authedOwn(s.handleDeleteAccount))
-	s.mux.HandleFunc("POST /v1/token", s.authed(s.handleToken))
+	s.mux.HandleFunc("POST /v1/token", s.authedOwn(s.handleToken))
 	s.mux.HandleFunc("POST /v1/push/devices", s.authed(s.handlePush))
 	s.mux.HandleFunc("GET /v1/connect", s.authedOwn(s.handleConnect))
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
@@ -176,9 +180,23 @@ func (s *Server) now() time.Time {
 }
 
 // ServeHTTP serves the relay's API.
+//
+// Every request's database work has dbWait: a database that hangs (stopped,
+// not down) would otherwise hold each request and its connection until it
+// woke (found by the red team), past the 30 s the relay promises an answer
+// in. A WebSocket's handler returns once the socket is up; the socket's
+// own work has its own deadlines.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	s.mux.ServeHTTP(w, r)
+	ctx, cancel := context.WithTimeout(r.Context(), dbWait)
+	defer cancel()
+	s.mux.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// dbCtx is the deadline of database work a socket causes outside a
+// request (presence, last seen, the host switch).
+func dbCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), dbWait)
 }
 
 // Shutdown drains the relay: from here on it refuses new sockets and
@@ -244,11 +262,25 @@ func (s *Server) clientIP(r *http.Request) string {
 		if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 			if v := r.Header.Get(s.o.ProxyHeader); v != "" {
 				parts := strings.Split(v, ",")
-				return strings.TrimSpace(parts[len(parts)-1])
+				return canonicalAddr(strings.TrimSpace(parts[len(parts)-1]))
 			}
 		}
 	}
 	return host
+}
+
+// canonicalAddr is one spelling per address (a port, brackets, a zone,
+// letter case and an IPv4-mapped form dropped), so that writing one
+// address another way is not another address's budget; what is not an
+// address shares one key.
+func canonicalAddr(v string) string {
+	if ap, err := netip.ParseAddrPort(v); err == nil {
+		return ap.Addr().Unmap().WithZone("").String()
+	}
+	if a, err := netip.ParseAddr(strings.Trim(v, "[]")); err == nil {
+		return a.Unmap().WithZone("").String()
+	}
+	return "not-an-address"
 }
 
 func (s *Server) handleConfig(w http.ResponseWriter, _ *http.Request) {
@@ -403,11 +435,12 @@ func (s *Server) authed(h func(http.ResponseWriter, *http.Request, relay.Claims)
 }
 
 // authedOwn is authed with the caller's own budget (30 a minute per
-// device) instead of the account's: removing a device, deleting the
-// account and connecting must not be held up by another device of the
-// account spending the account's calls (found by the red team: a stolen
-// phone calling GET /v1/devices in a loop kept its owner's DELETE at 429
-// for half a minute at a time).
+// device) instead of the account's: listing the devices, removing one,
+// deleting the account, refreshing the token and connecting must not be
+// held up by another device of the account spending the account's calls
+// (found by the red teams: a stolen phone calling GET /v1/devices in a loop
+// kept its owner's DELETE at 429, then the owner's list, which is how the
+// owner finds the id to remove).
 func (s *Server) authedOwn(h func(http.ResponseWriter, *http.Request, relay.Claims)) http.HandlerFunc {
 	return s.authedBy(true, h)
 }
@@ -419,6 +452,15 @@ func (s *Server) authedBy(own bool, h func(http.ResponseWriter, *http.Request, r
 		if !found || err != nil {
 			s.m.authFailures.WithLabelValues("token", "invalid").Inc()
 			fail(w, http.StatusUnauthorized, msgSignIn)
+			return
+		}
+		// A validly signed token costs a database read; a device's reads are
+		// bounded here first, so a removed device's token (which stays
+		// signed) cannot turn into unbounded queries (red team: 2,700 a
+		// second from one thread).
+		if !s.checks.allow(c.Account+"/"+c.Device, s.now()) {
+			s.m.rateLimited.WithLabelValues("api").Inc()
+			fail(w, http.StatusTooManyRequests, msgTooMany)
 			return
 		}
 		gen, ok, err := s.st.Gen(r.Context(), c.Account, c.Device)
@@ -577,7 +619,9 @@ func notFromAPage(r *http.Request) bool { return r.Header.Get("Origin") == "" }
 func (s *Server) leave(c *conn) {
 	s.m.connections.Dec()
 	if s.hub.leave(c) {
-		_ = s.st.Seen(context.Background(), c.account, c.device)
+		ctx, cancel := dbCtx()
+		_ = s.st.Seen(ctx, c.account, c.device)
+		cancel()
 		s.presenceSoon(c.account)
 	}
 }
@@ -648,7 +692,9 @@ func (s *Server) presenceSoon(account string) {
 
 // presence sends every socket of the account the device list.
 func (s *Server) presence(account string) {
-	list, err := s.devices(context.Background(), account)
+	ctx, cancel := dbCtx()
+	defer cancel()
+	list, err := s.devices(ctx, account)
 	if err != nil {
 		s.log.Error("presence", "err", err)
 		return
@@ -740,7 +786,9 @@ func (s *Server) onHost(c *conn, b []byte) {
 		c.sendJSON(relay.NewError(msgBadFrame))
 		return
 	}
-	if err := s.st.SetHost(context.Background(), c.account, c.device, *f.Enabled); err == nil {
+	ctx, cancel := dbCtx()
+	defer cancel()
+	if err := s.st.SetHost(ctx, c.account, c.device, *f.Enabled); err == nil {
 		s.accountChanged(c.account)
 	}
 }
