@@ -15,7 +15,9 @@
 //     "@@@" one (which the host then refuses to stage).
 //   - wordDiff is bounded: past MAX_TOKENS tokens or MAX_LINE characters a
 //     side, a line is one change (the comparison is quadratic, and a line's
-//     length is the repository's to choose).
+//     length is the repository's to choose). Its work is counted, not
+//     timed: given a meter it adds the table cells it fills, at most
+//     MAX_TOKENS² a pair of lines.
 //
 // rows() is the drawing as data (what renderFile shows, in order), so it
 // can be tested without a browser; renderFile maps it to elements.
@@ -322,8 +324,10 @@ function absorb(segs) {
 
 // wordDiff marks what changed between two lines: {a: [{text, changed}],
 // b: [...]}, the segments of each side in order (an empty line has none).
-// It is a longest common subsequence over tokens, within the bounds.
-export function wordDiff(a, b) {
+// It is a longest common subsequence over tokens, within the bounds. A
+// meter ({cells: 0}), if given, has the table cells it filled added to its
+// cells, so a test can bound the work without a clock.
+export function wordDiff(a, b, meter = null) {
   a = String(a ?? '');
   b = String(b ?? '');
   const whole = (t) => (t === '' ? [] : [{ text: t, changed: true }]);
@@ -337,6 +341,7 @@ export function wordDiff(a, b) {
     for (let j = y.length - 1; j >= 0; j--) {
       L[i * w + j] = x[i] === y[j] ? L[(i + 1) * w + j + 1] + 1 : Math.max(L[(i + 1) * w + j], L[i * w + j + 1]);
     }
+    if (meter) meter.cells += y.length; // the row just filled
   }
   const outA = [];
   const outB = [];

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import {
   parseDiff, wordDiff, unquoteName, gitLineNames, parseHunkHeader, pairWords, rows, hunkLabel,
-  fileHead, collapse, renderFile, renderDiff, MAX_LINE,
+  fileHead, collapse, renderFile, renderDiff, MAX_LINE, MAX_TOKENS,
 } from '../src/diff.js';
 
 // The flags the host forces on git diff and git show (gate/runner.go
@@ -387,22 +387,37 @@ test('wordDiff marks changed words, within its bound', () => {
     assert.equal(join2(w.a), a);
     assert.equal(join2(w.b), b);
   }
-  // The bound: a hostile 100 KB line is one change, fast; so is the
-  // longest line still compared, token by token.
+  // The bound, counted as the table cells filled rather than timed (a
+  // loaded machine stretches any time): a hostile 100 KB line is one
+  // change and fills none; so do lines past either bound; the longest
+  // lines still compared fill at most MAX_TOKENS² (the timings are only
+  // printed, never checked; the clock is not what is proved).
+  const cells = (a, b) => {
+    const meter = { cells: 0 };
+    const t = performance.now();
+    const d = wordDiff(a, b, meter);
+    return { d, cells: meter.cells, ms: performance.now() - t };
+  };
   const big = 'x '.repeat(50_000);
-  let t = performance.now();
-  const w = wordDiff(big, big + 'y');
-  const bigMs = performance.now() - t;
-  assert.deepEqual([w.a.length, w.a[0].changed, w.b[0].text.length], [1, true, 100_001]);
-  assert.ok(bigMs < 50, `100 KB line took ${bigMs.toFixed(2)} ms`);
+  const w = cells(big, big + 'y');
+  assert.deepEqual([w.d.a.length, w.d.a[0].changed, w.d.b[0].text.length], [1, true, 100_001]);
+  assert.equal(w.cells, 0, '100 KB line: no comparison');
+  const over = cells('a '.repeat(151), 'a');
+  assert.deepEqual([over.d.a.length, over.cells], [1, 0], 'over 300 tokens: whole, no comparison');
+  const long = cells('a'.repeat(MAX_LINE + 1), 'a');
+  assert.deepEqual([long.d.b[0].changed, long.cells], [true, 0], 'over 2,000 characters: whole, no comparison');
   const near = 'a '.repeat(150).slice(0, 299);
-  t = performance.now();
-  wordDiff(near, near.replace(/a/g, 'b'));
-  const nearMs = performance.now() - t;
-  assert.ok(nearMs < 50, `299 tokens took ${nearMs.toFixed(2)} ms`);
-  assert.equal(wordDiff('a '.repeat(151), 'a').a.length, 1, 'over 300 tokens: whole');
-  assert.equal(wordDiff('a'.repeat(MAX_LINE + 1), 'a').b[0].changed, true, 'over 2,000 characters: whole');
-  console.log(`# wordDiff: 100 KB line ${bigMs.toFixed(2)} ms, 299-token lines ${nearMs.toFixed(2)} ms`);
+  const n = cells(near, near.replace(/a/g, 'b'));
+  assert.equal(n.cells, 299 * 299, '299 tokens a side: one cell per pair of tokens');
+  const full = cells('a '.repeat(150), 'b '.repeat(150));
+  assert.equal(full.cells, MAX_TOKENS * MAX_TOKENS, `${MAX_TOKENS} tokens a side: the most a line costs`);
+  assert.ok(full.cells <= (MAX_TOKENS + 1) ** 2, `${full.cells} cells for the longest compared lines`);
+  // A meter adds up over calls, so one can bound many lines.
+  const meter = { cells: 0 };
+  wordDiff('a b', 'a c', meter);
+  wordDiff('a b', 'a c', meter);
+  assert.equal(meter.cells, 2 * 3 * 3, 'two 3-token pairs');
+  console.log(`# wordDiff: 100 KB line ${w.ms.toFixed(2)} ms, 299-token lines ${n.ms.toFixed(2)} ms, ${MAX_TOKENS}-token lines ${full.cells} cells in ${full.ms.toFixed(2)} ms`);
 });
 
 const sample = `diff --git a/src/app.js b/src/app.js
