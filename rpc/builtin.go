@@ -95,37 +95,53 @@ func (h *Host) hello(c *Call) Hello {
 
 // batch runs read-only methods one after another inside the batch's own read
 // slot, each through the same admission step as alone (run), with the
-// switch the batch was admitted with.
+// switch the batch was admitted with. Each call is a line of the request
+// log of its own, as if sent alone, before the batch's line.
 func (h *Host) batch(ctx context.Context, c *Call, p batchParams) ([]BatchResult, error) {
 	if len(p.Calls) == 0 || len(p.Calls) > MaxBatch {
 		return nil, ParamError("calls", fmt.Sprintf("a list of 1 to %d calls", MaxBatch))
 	}
 	out := make([]BatchResult, 0, len(p.Calls))
 	for i, call := range p.Calls {
-		m, ok := h.o.Registry.Lookup(call.Method)
-		var res []byte
-		var err error
-		switch {
-		case !ok:
-			err = ErrUnknownMethod
-		case !m.batchable():
-			err = ErrNotInBatch
-		default:
-			one := &Call{Trust: c.Trust, Device: c.Device, host: h, id: c.id}
-			res, err = h.run(ctx, one, m, call.Params)
-		}
+		start := h.now()
+		res, err := h.batchCall(ctx, c, call.Method, call.Params)
+		outcome := "OK"
 		if err != nil {
 			code, sentence := codeOf(err)
 			h.logRefusal(c.Device, c.id+"#"+strconv.Itoa(i), call.Method, code, err)
 			out = append(out, BatchResult{Error: sentence, Code: code})
-			continue
+			outcome = string(code)
+		} else {
+			out = append(out, BatchResult{OK: true, Result: res})
 		}
-		out = append(out, BatchResult{OK: true, Result: res})
+		h.logLine(c.Device, call.Method, targetOf(call.Params), outcome, h.now().Sub(start), i+1)
 	}
 	if size := batchSize(out); size > PageBudget {
 		return nil, ErrTooLarge
 	}
 	return out, nil
+}
+
+// batchCall runs one call of a batch: a method the registry has, that may
+// ride in a batch.
+func (h *Host) batchCall(ctx context.Context, c *Call, unsafeMethod string, params json.RawMessage) ([]byte, error) {
+	m, ok := h.o.Registry.Lookup(unsafeMethod)
+	switch {
+	case !ok:
+		return nil, ErrUnknownMethod
+	case !m.batchable():
+		return nil, ErrNotInBatch
+	}
+	one := &Call{Trust: c.Trust, Device: c.Device, host: h, id: c.id}
+	return h.run(ctx, one, m, params)
+}
+
+// targetOf is a batch call's target, for the log ("" when it names none).
+// Its params lie inside the batch's, which were no deeper than MaxDepth.
+func targetOf(rawParams json.RawMessage) string {
+	var p common
+	_ = json.Unmarshal(rawParams, &p) // a bad one is refused by the method's own decoder
+	return p.Target
 }
 
 func batchSize(rs []BatchResult) int {

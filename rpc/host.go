@@ -434,27 +434,11 @@ func (h *Host) logRefusal(dev Device, id, method string, code Code, err error) {
 }
 
 func (h *Host) logRequest(dev Device, method, target string, res Response, took time.Duration) {
-	if h.o.Log == nil {
-		return
-	}
 	code := "OK"
 	if !res.OK {
 		code = string(res.Code)
 	}
-	if !printable(method, 1, maxMethod) {
-		method = "?"
-	}
-	if !printable(target, 0, 64) {
-		target = "?"
-	}
-	e := LogEntry{Time: h.now().UTC(), Device: dev.ID, Fingerprint: dev.Fingerprint, Method: method,
-		Target: target, Code: code, MS: took.Milliseconds()}
-	if dev.Desktop {
-		e.Device = "desktop"
-	}
-	if err := h.o.Log.Append(e); err != nil {
-		h.o.Logger.Error("request log", "err", err)
-	}
+	h.logLine(dev, method, target, code, took, 0)
 }
 
 // newNonce is 24 random bytes in base64url: 32 printable characters.
