@@ -2,29 +2,54 @@ package trust
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // LANState is what serve keeps of its LAN address between runs: the port
-// it chose once (so a page's saved address, and with it the browser storage
-// that holds its key, keeps working) and each paired device with its key,
-// so a restart ends no pairing. The file is 0600 in the 0700 state folder,
-// beside the relay identity's keys.
+// it chose once (so a page's saved address keeps working) and each paired
+// device with the secrets its pairing agreed, so a restart ends no
+// pairing. The file is 0600 in the 0700 state folder, beside the relay
+// identity's keys.
 type LANState struct {
 	Port    int         `json:"port,omitempty"`
 	Devices []LANDevice `json:"devices"`
 }
 
-// LANDevice is one paired LAN device: its grant is bound to its key, as a
-// relay device's grant is bound to its key's fingerprint.
+// LANDevice is one paired LAN device. Its grant is bound to the secrets its
+// pairing agreed (Fingerprint names them), as a relay device's grant is
+// bound to its key's fingerprint.
 type LANDevice struct {
-	ID       string    `json:"id"`
-	Name     string    `json:"name"`
-	Grant    Grant     `json:"grant"`
-	Paired   time.Time `json:"paired"`
-	LastSeen time.Time `json:"lastSeen"`
-	Key      []byte    `json:"key"`
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Grant       Grant     `json:"grant"`
+	Kind        string    `json:"kind,omitempty"`   // "page" or "cli": what paired
+	Origin      string    `json:"origin,omitempty"` // the page's address it paired at
+	Paired      time.Time `json:"paired"`
+	LastSeen    time.Time `json:"lastSeen"`
+	Fingerprint string    `json:"fingerprint,omitempty"`
+	// Stored is the secret the device keeps (a page in its browser
+	// storage); StoredRun names the serve run it is good for, since a page's
+	// storage can be read by whatever serves its address while serve is
+	// stopped.
+	Stored    []byte `json:"stored,omitempty"`
+	StoredRun string `json:"storedRun,omitempty"`
+	// Tickets resume a device after a restart: each session leaves one,
+	// which the page holds in memory only.
+	Tickets []LANTicket `json:"tickets,omitempty"`
+	// Key is the device key of gatehouse before keys were agreed: a device
+	// that has only this must pair again.
+	Key []byte `json:"key,omitempty"`
+}
+
+// LANTicket is one session's ticket.
+type LANTicket struct {
+	ID     string    `json:"id"`
+	Secret []byte    `json:"secret"`
+	Used   time.Time `json:"used"`
 }
 
 // LAN returns the kept LAN state; a missing or unreadable file reads as
@@ -58,4 +83,29 @@ func (s *Store) SaveLAN(st LANState) error {
 		}
 	}
 	return update(s, lanFile, &s.lan, func(LANState) (LANState, error) { return st, nil })
+}
+
+// callPairingsLock serializes gatehouse call's own LAN pairings file
+// between processes: each call opens a session and saves the ticket it
+// gave, and two calls at once must not write back each other's older one.
+const callPairingsLock = "lan-pairings.lock"
+
+// LockCallPairings takes the lock on gatehouse call's LAN pairings (flock,
+// waiting for another call to finish with them).
+func (s *Store) LockCallPairings() (release func(), err error) {
+	fd, err := unix.Open(s.path(callPairingsLock), unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lan pairings lock: %w", err)
+	}
+	for {
+		err = unix.Flock(fd, unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		_ = unix.Close(fd)
+		return nil, fmt.Errorf("lan pairings lock: %w", err)
+	}
+	return func() { _ = unix.Close(fd) }, nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/gatehouse/gatehouse/rpc"
 	"github.com/gatehouse/gatehouse/rpc/lan"
 	"github.com/gatehouse/gatehouse/rpc/methods"
+	"github.com/gatehouse/gatehouse/trust"
 )
 
 func init() {
@@ -35,9 +36,12 @@ exits 1.
 --lan - reads the pairing link of a computer running 'gatehouse serve' on a LAN
 or Tailscale address from standard input (scripts may set GATEHOUSE_LAN_LINK
 instead; a link in the command line is visible to every user of this computer):
-the first call pairs through the link (the person at that computer allows it,
-and chooses the grant), and the pairing is kept in this state folder
-(lan-pairings.json, 0600) for the next calls until that serve stops.
+the first call pairs through the link (it prints a pair code; the person at
+that computer allows the request showing the same code, and chooses the
+grant), and the pairing is kept in this state folder (lan-pairings.json, 0600)
+for the next calls, across restarts of that serve, until it is revoked there.
+Each call opens a session of its own with a fresh key exchange; nothing it
+keeps opens a recorded call.
 
 --host ID calls a device of the relay account running 'gatehouse serve
 --relay', as the device 'gatehouse login --for call' signed in (its own id and
@@ -209,7 +213,8 @@ func printCall(e *env, out []byte, err error) int {
 const lanPairingsFile = "lan-pairings.json"
 
 // callLAN pairs through the link when this state folder has no pairing
-// with that computer (or it was forgotten there), then calls.
+// with that computer (or it was forgotten there), opens a session, and
+// calls.
 func callLAN(e *env, rawLink string, m *rpc.Method, method string, params map[string]any, wait time.Duration, once bool) int {
 	l, err := lan.ParseLink(rawLink)
 	if err != nil {
@@ -219,57 +224,86 @@ func callLAN(e *env, rawLink string, m *rpc.Method, method string, params map[st
 	if store == nil {
 		return code
 	}
+	hc := &http.Client{Timeout: 2 * time.Minute}
+	ctx := context.Background()
+	se, err := lanSession(ctx, e, store, hc, l)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gatehouse call: %s\n", personal(err))
+		return exitFound
+	}
+	conn := se.Conn()
+	params = fillCallTarget(ctx, e, m, params, func(ctx context.Context) ([]byte, error) {
+		cctx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
+		return conn.Call(cctx, "projects.list", nil)
+	})
+	var out []byte
+	if once {
+		out, err = conn.CallOnce(ctx, method, params, wait)
+	} else {
+		cctx, cancel := context.WithTimeout(ctx, wait)
+		var pp any
+		if params != nil {
+			pp = params
+		}
+		out, err = conn.Call(cctx, method, pp)
+		cancel()
+	}
+	return printCall(e, out, err)
+}
+
+// lanSession opens a session with the computer behind link l: pairing first
+// when this state folder has no pairing with it (or that computer forgot
+// it), reconnecting when it restarted and lost this device's ticket. The
+// pairing file is locked meanwhile, and saved with the new ticket before
+// any call is made.
+func lanSession(ctx context.Context, e *env, store *trust.Store, hc *http.Client, l lan.Link) (*lan.Session, error) {
+	release, err := store.LockCallPairings()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	file := filepath.Join(store.Dir(), lanPairingsFile)
 	pairings := map[string]lan.Paired{}
 	if data, err := atomicfile.ReadBounded(file, 1<<20); err == nil {
 		_ = json.Unmarshal(data, &pairings)
 	}
-	hc := &http.Client{Timeout: 2 * time.Minute}
-	ctx := context.Background()
+	name, _ := os.Hostname()
+	if u := e.getenv("USER"); u != "" {
+		name += " as " + u // the same user on the same computer is the same device
+	}
+	name = "gatehouse call on " + name
+	showCode := func(code string) {
+		fmt.Fprintf(e.stderr, "Pair code %s: allow the request at the computer only if it shows the same code.\n", code)
+	}
 	for attempt := 0; ; attempt++ {
 		p, known := pairings[l.Base]
 		if !known {
-			name, _ := os.Hostname()
-			if u := e.getenv("USER"); u != "" {
-				name += " as " + u // the same user on the same computer is the same device
-			}
 			fmt.Fprintf(e.stderr, "Asking %s to pair; allow it there.\n", l.Base)
-			showCode := func(code string) {
-				fmt.Fprintf(e.stderr, "Pair code %s: allow the request at the computer only if it shows the same code.\n", code)
-			}
-			if p, err = lan.PairShowingCode(ctx, hc, l, "gatehouse call on "+name, showCode); err != nil {
-				fmt.Fprintf(e.stderr, "gatehouse call: %s\n", personal(err))
-				return exitFound
-			}
-			pairings[l.Base] = p
-			if err := saveJSON(file, pairings); err != nil {
-				fmt.Fprintf(e.stderr, "gatehouse call: %v\n", err)
+			if p, err = lan.Pair(ctx, hc, l, name, showCode); err != nil {
+				return nil, err
 			}
 		}
-		conn := lan.NewConn(hc, p)
-		params := fillCallTarget(ctx, e, m, params, func(ctx context.Context) ([]byte, error) {
-			cctx, cancel := context.WithTimeout(ctx, wait)
-			defer cancel()
-			return conn.Call(cctx, "projects.list", nil)
-		})
-		var out []byte
-		if once {
-			out, err = conn.CallOnce(ctx, method, params, wait)
-		} else {
-			cctx, cancel := context.WithTimeout(ctx, wait)
-			var pp any
-			if params != nil {
-				pp = params
+		se, err := lan.Resume(ctx, hc, &p)
+		if errors.Is(err, lan.ErrRestarted) {
+			fmt.Fprintf(e.stderr, "%s restarted since this device last called it; asking it to allow this device again.\n", l.Base)
+			if p, err = lan.Reconnect(ctx, hc, p, name, showCode); err == nil {
+				se, err = lan.Resume(ctx, hc, &p)
 			}
-			out, err = conn.Call(cctx, method, pp)
-			cancel()
 		}
-		if conn.NotPaired() && known && attempt == 0 {
+		if errors.Is(err, lan.ErrNotPaired) && known && attempt == 0 {
 			delete(pairings, l.Base) // that serve forgot this device: pair again
 			_ = saveJSON(file, pairings)
 			continue
 		}
-		return printCall(e, out, err)
+		if err != nil {
+			return nil, err
+		}
+		pairings[l.Base] = p
+		if err := saveJSON(file, pairings); err != nil {
+			return nil, err
+		}
+		return se, nil
 	}
 }
 

@@ -38,30 +38,40 @@ and no grant, it says so and exits 1.`,
 	register(&command{
 		name:    "devices link",
 		summary: "print the pairing link of the running serve",
-		usage:   "[--qr]",
+		usage:   "[--qr] [--new]",
 		help: `Prints the pairing link of the 'gatehouse serve' running with this state folder
 (it talks to it over control.sock, the owner-only socket in the state folder),
 for a serve without a terminal. Open it on the phone, then allow the request
-with 'gatehouse devices allow'. --qr draws its QR code too. The link holds the
-key that seals the pairing: do not paste it where others read.`,
+whose code the phone shows with 'gatehouse devices allow CODE'. --qr draws its
+QR code too. --new makes a new link first: the old one pairs nothing more, and
+requests that came through it end (do this when requests you did not make keep
+arriving: someone else holds the link). The link holds the key that lets a
+device ask to pair: do not paste it where others read.`,
 		setup: setupDevicesLink,
 	})
 	register(&command{
 		name:    "devices allow",
-		summary: "allow the device waiting to pair with the running serve",
-		usage:   "--grant view|control|full [--wait DURATION] [REQUEST]",
-		help: `Allows the device that asked to pair with the running 'gatehouse serve', with
-the grant given (view: read-only, secret files hidden; control: also stage and
-discard; full: everything, secret files shown). 'gatehouse devices' shows the
-waiting request, its name and address.`,
+		summary: "allow the device whose pair code you name",
+		usage:   "CODE|REQUEST [--grant view|control|full] [--wait DURATION]",
+		help: `Allows the device waiting to pair with the running 'gatehouse serve' whose pair
+code (six digits, as the device shows them: "482 051" or 482051) or request id
+you name, with the grant given (view: read-only, secret files hidden; control:
+also stage and discard; full: everything, secret files shown). Name the code
+the device in your hand shows: the allow reaches that request and no other,
+so a request that arrived in its place is never allowed by mistake. Nothing
+is allowed without a name. A paired device reconnecting after a restart keeps
+its grant unless you give another. 'gatehouse devices' lists the waiting
+requests with their codes and ids; an id that starts with '-' goes after '--'
+(gatehouse devices allow --grant view -- -x1Y2).`,
 		setup: setupDevicesAllow,
 	})
 	register(&command{
 		name:    "devices deny",
-		summary: "deny the device waiting to pair with the running serve",
-		usage:   "[--wait DURATION] [REQUEST]",
-		help: `Refuses the device that asked to pair with the running 'gatehouse serve'. It is
-told "The computer did not allow this device." and the link stays as it was.`,
+		summary: "deny a device waiting to pair with the running serve",
+		usage:   "[CODE|REQUEST] [--wait DURATION]",
+		help: `Refuses the waiting request whose pair code or request id you name, or with
+none named every waiting request. Each is told "The computer did not allow
+this device." and the link stays as it was.`,
 		setup: setupDevicesDeny,
 	})
 	register(&command{
@@ -236,9 +246,20 @@ func printLANStatus(e *env, st *lan.Status) {
 	if st.Warning != "" {
 		fmt.Fprintf(e.stdout, "! %s\n", st.Warning)
 	}
-	if r := st.Request; r != nil {
-		fmt.Fprintf(e.stdout, "Waiting to pair: %s at %s with code %s (request %s)%s: if the device shows the same code, 'gatehouse devices allow --grant view|control|full', else 'gatehouse devices deny'\n", shown(r.Name), r.From, r.Code, r.ID, replacing(r))
+	for _, r := range st.Requests {
+		fmt.Fprintf(e.stdout, "Waiting: %s\n", requestLine(r))
 	}
+}
+
+// requestLine says what a waiting request is and how to answer it.
+func requestLine(r *lan.Request) string {
+	code := strings.ReplaceAll(r.Code, " ", "")
+	if r.Kind == lan.KindReconnect {
+		return fmt.Sprintf("%s (%s, paired with %s access) asks to reconnect after a restart, from %s with code %s (request %s). If the device shows the same code: 'gatehouse devices allow %s'; else 'gatehouse devices deny %s'.",
+			shown(r.Name), shown(r.Device), r.Grant, r.From, r.Code, shown(r.ID), code, code)
+	}
+	return fmt.Sprintf("%s asks to pair from %s with code %s (request %s)%s. If the device shows the same code: 'gatehouse devices allow %s --grant view|control|full'; else 'gatehouse devices deny %s'.",
+		shown(r.Name), r.From, r.Code, shown(r.ID), replacing(r), code, code)
 }
 
 // control sends a command to the running serve, saying so when there is none.
@@ -257,8 +278,16 @@ func control(e *env, name string, req lan.ControlRequest) (*lan.Status, int) {
 
 func setupDevicesLink(fs *flag.FlagSet) func(*env, []string) int {
 	withQR := fs.Bool("qr", false, "draw the QR code too")
+	fresh := fs.Bool("new", false, "make a new link first; the old one pairs nothing more")
 	return func(e *env, args []string) int {
-		st, code := control(e, "devices link", lan.ControlRequest{Op: "status"})
+		if len(args) > 0 {
+			return usageError(e, named("devices link"), "unexpected argument %q", args[0])
+		}
+		op := "status"
+		if *fresh {
+			op = "rotate"
+		}
+		st, code := control(e, "devices link", lan.ControlRequest{Op: op})
 		if st == nil {
 			return code
 		}
@@ -272,61 +301,86 @@ func setupDevicesLink(fs *flag.FlagSet) func(*env, []string) int {
 	}
 }
 
+// requestRef is the request named on the command line: an id, or a pair
+// code typed as the device shows it ("482 051", one argument or two).
+func requestRef(args []string) string { return strings.Join(args, "") }
+
 func setupDevicesAllow(fs *flag.FlagSet) func(*env, []string) int {
-	grant := fs.String("grant", "", "view, control or full")
-	wait := fs.Duration("wait", 0, "wait this long for a device to ask (for scripts)")
+	grant := fs.String("grant", "", "view, control or full (a reconnecting device keeps its grant when left out)")
+	wait := fs.Duration("wait", 0, "wait this long for a request with that code to arrive (for scripts)")
 	return func(e *env, args []string) int {
-		if *grant == "" || len(args) > 1 {
-			return usageError(e, named("devices allow"), "say the grant with --grant view|control|full")
+		c := named("devices allow")
+		if len(args) == 0 {
+			return usageError(e, c, "name the request to allow: the pair code the device shows (or the request id that 'gatehouse devices' lists)")
 		}
-		waitForRequest(e, *wait)
-		req := lan.ControlRequest{Op: "allow", Grant: *grant}
-		if len(args) == 1 {
-			req.Request = args[0]
+		if *grant != "" {
+			if g, err := trust.ParseGrant(*grant); err != nil || g == trust.None {
+				return usageError(e, c, "the grant is view, control or full, not %q", *grant)
+			}
 		}
-		st, code := control(e, "devices allow", req)
+		ref := requestRef(args)
+		waitForRequest(e, ref, *wait)
+		st, code := control(e, "devices allow", lan.ControlRequest{Op: "allow", Grant: *grant, Request: ref})
 		if st == nil {
 			return code
 		}
-		fmt.Fprintf(e.stdout, "Allowed with %s access.\n", *grant)
+		if *grant != "" {
+			fmt.Fprintf(e.stdout, "Allowed with %s access.\n", *grant)
+		} else {
+			fmt.Fprintln(e.stdout, "Allowed.")
+		}
 		return exitOK
 	}
 }
 
 func setupDevicesDeny(fs *flag.FlagSet) func(*env, []string) int {
-	wait := fs.Duration("wait", 0, "wait this long for a device to ask (for scripts)")
+	wait := fs.Duration("wait", 0, "wait this long for a request to arrive (for scripts)")
 	return func(e *env, args []string) int {
-		waitForRequest(e, *wait)
+		waitForRequest(e, requestRef(args), *wait)
 		return runDevicesDeny(e, args)
 	}
 }
 
-// waitForRequest polls the running serve until a device asks to pair, or
-// the time is up.
-func waitForRequest(e *env, d time.Duration) {
+// waitForRequest polls the running serve until a request named ref (any
+// request, for "") waits, or the time is up.
+func waitForRequest(e *env, ref string, d time.Duration) {
 	store, _ := openState(e)
 	if store == nil || d <= 0 {
 		return
 	}
+	digits := strings.ReplaceAll(ref, " ", "")
 	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if ans, err := lan.Control(store.Dir(), lan.ControlRequest{Op: "status"}); err == nil && ans.Status.Request != nil {
-			return
+		ans, err := lan.Control(store.Dir(), lan.ControlRequest{Op: "status"})
+		if err != nil {
+			continue
+		}
+		for _, r := range ans.Status.Requests {
+			if ref == "" || r.ID == ref || strings.ReplaceAll(r.Code, " ", "") == digits {
+				return
+			}
 		}
 	}
 }
 
 func runDevicesDeny(e *env, args []string) int {
-	if len(args) > 1 {
-		return usageError(e, named("devices deny"), "name at most one request")
-	}
-	req := lan.ControlRequest{Op: "deny"}
-	if len(args) == 1 {
-		req.Request = args[0]
-	}
-	if st, code := control(e, "devices deny", req); st == nil {
+	st, code := openState(e)
+	if st == nil {
 		return code
 	}
-	fmt.Fprintln(e.stdout, "Denied.")
+	ans, err := lan.Control(st.Dir(), lan.ControlRequest{Op: "deny", Request: requestRef(args)})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gatehouse devices deny: %v\n", err)
+		return exitFound
+	}
+	switch {
+	case len(args) > 0:
+		fmt.Fprintln(e.stdout, "Denied.")
+	case ans.Denied == 0:
+		fmt.Fprintln(e.stderr, "gatehouse devices deny: no device is waiting to be allowed")
+		return exitFound
+	default:
+		fmt.Fprintf(e.stdout, "Denied %s.\n", count(ans.Denied, "waiting request"))
+	}
 	return exitOK
 }
 

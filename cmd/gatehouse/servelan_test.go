@@ -17,9 +17,21 @@ import (
 	"github.com/gatehouse/gatehouse/trust"
 )
 
-// The terminal asks the person about a pair request and the answer sets
-// the grant; q hides the code; a pairing shows the next link.
-func TestTerminalAllowsAPairRequest(t *testing.T) {
+// waitFor waits until out holds want, for up to 30 s.
+func waitFor(t *testing.T, out *logbuf.Buffer, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), want); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in:\n%s", want, out.String())
+		}
+	}
+}
+
+// The terminal asks the person about one pair request at a time, and a key
+// answers the request on screen and no other: a key pressed as another
+// request takes its place does nothing. The answer sets the grant; a
+// pairing shows the next link.
+func TestTerminalAllowsTheRequestOnScreen(t *testing.T) {
 	reg := rpc.NewRegistry()
 	srv, err := lan.Listen(lan.Options{Addr: netip.MustParseAddr("127.0.0.1"), Kind: lan.Loopback},
 		rpc.HostOptions{Registry: reg, Targets: rpc.NewTargets(fsguard.Options{Home: "/nonexistent"}, gate.Options{}), FullAccess: func() bool { return false }})
@@ -32,7 +44,7 @@ func TestTerminalAllowsAPairRequest(t *testing.T) {
 	in, answer := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ui := &tui{e: &env{stdout: out}, p: srv.Pairing(), kind: lan.Loopback, n: 1, url: srv.URL(), showQR: true}
+	ui := &tui{e: &env{stdout: out}, p: srv.Pairing(), kind: lan.Loopback, n: 1, url: srv.URL(), showQR: true, settle: time.Hour}
 	ui.banner()
 	first := srv.Pairing().Link()
 	if !strings.Contains(out.String(), first) || !strings.Contains(out.String(), "▀") {
@@ -45,31 +57,30 @@ func TestTerminalAllowsAPairRequest(t *testing.T) {
 	paired := make(chan lan.Paired, 1)
 	shown := make(chan string, 1)
 	go func() {
-		p, err := lan.PairShowingCode(context.Background(), &http.Client{Timeout: time.Minute}, l, "Safari on iPhone", func(c string) { shown <- c })
+		p, err := lan.Pair(context.Background(), &http.Client{Timeout: time.Minute}, l, "Safari on iPhone", func(c string) { shown <- c })
 		if err != nil {
 			t.Error(err)
 		}
 		paired <- p
 	}()
 	code := <-shown // the device's code is the terminal's
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(out.String(), `Pair request from "Safari on iPhone" at 127.0.0.1 with code `+code+`. Allow only if the device shows the same code: [v]iew, [c]ontrol or [f]ull access, or [d]eny?`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no prompt:\n%s", out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	waitFor(t, out, `Pair request from "Safari on iPhone" at 127.0.0.1 with code `+code+`. Allow only if the device shows the same code: v (view), c (control) or f (full access) then Enter`)
+	// Pressed before the request has been on screen long enough to read:
+	// nothing is allowed.
+	_, _ = io.WriteString(answer, "f\n")
+	waitFor(t, out, "The request on screen just changed")
+	if st, _ := srv.Pairing().Status(); len(st.Devices) != 0 {
+		t.Fatalf("a key pressed as the request appeared allowed it: %+v", st.Devices)
 	}
+	ui.mu.Lock()
+	ui.settle = time.Nanosecond
+	ui.mu.Unlock()
 	_, _ = io.WriteString(answer, "c\n")
 	p := <-paired
 	if p.Grant != trust.Control.String() {
-		t.Fatalf("paired with %q", p.Grant)
+		t.Fatalf("paired with %q\n%s", p.Grant, out.String())
 	}
-	for !strings.Contains(out.String(), "Paired. 1 of 3 devices") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no pairing shown:\n%s", out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, out, "Paired. 1 of 3 devices")
 	if next := srv.Pairing().Link(); next == first || !strings.Contains(out.String(), next) {
 		t.Fatal("the next link was not shown")
 	}

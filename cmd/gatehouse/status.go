@@ -71,8 +71,8 @@ func printServeStatus(e *env, st *lan.Status) {
 		}
 		fmt.Fprintf(e.stdout, "  %s  %-7s %-7s last request %s  %s\n", d.ID, d.Grant, online, ago(d.LastSeen), display.Text(d.Name))
 	}
-	if r := st.Request; r != nil {
-		fmt.Fprintf(e.stdout, "waiting to be allowed: %q from %s, code %s%s ('gatehouse devices allow --grant G' or 'deny')\n", display.Text(r.Name), r.From, r.Code, replacing(r))
+	for _, r := range st.Requests {
+		fmt.Fprintf(e.stdout, "waiting: %s\n", requestLine(r))
 	}
 }
 

@@ -25,8 +25,8 @@ const ControlSocket = "control.sock"
 
 // ControlRequest is one command.
 type ControlRequest struct {
-	Op      string `json:"op"` // status, allow, deny, revoke, rotate, rename
-	Request string `json:"request,omitempty"`
+	Op      string `json:"op"`                // status, allow, deny, revoke, rotate, rename
+	Request string `json:"request,omitempty"` // allow, deny: the request's pair code or id
 	Grant   string `json:"grant,omitempty"`
 	Device  string `json:"device,omitempty"`
 	Name    string `json:"name,omitempty"` // rename: the new name
@@ -36,6 +36,7 @@ type ControlRequest struct {
 type ControlAnswer struct {
 	Status *Status `json:"status,omitempty"`
 	Error  string  `json:"error,omitempty"`
+	Denied int     `json:"denied,omitempty"` // deny with no request named: how many were denied
 }
 
 const maxControl = 4 << 10
@@ -88,15 +89,25 @@ func (s *Server) control(c *net.UnixConn) {
 	switch req.Op {
 	case "status":
 	case "allow":
-		g, err := trust.ParseGrant(req.Grant)
-		if err != nil || g == trust.None {
-			ans.Error = "the grant is view, control or full"
-		} else if !p.Decide(req.Request, true, g) {
-			ans.Error = "no device is waiting to be allowed"
+		// The request is named (its code or id): an allow reaches exactly
+		// the request whose code the person compared, never whichever
+		// waits at that moment.
+		g := trust.None
+		if req.Grant != "" {
+			var err error
+			if g, err = trust.ParseGrant(req.Grant); err != nil || g == trust.None {
+				ans.Error = "the grant is view, control or full"
+				break
+			}
+		}
+		if err := p.Decide(req.Request, true, g); err != nil {
+			ans.Error = err.Error()
 		}
 	case "deny":
-		if !p.Decide(req.Request, false, trust.None) {
-			ans.Error = "no device is waiting to be allowed"
+		if req.Request == "" {
+			ans.Denied = p.DenyAll()
+		} else if err := p.Decide(req.Request, false, trust.None); err != nil {
+			ans.Error = err.Error()
 		}
 	case "revoke":
 		if !p.Revoke(req.Device) {
@@ -116,11 +127,7 @@ func (s *Server) control(c *net.UnixConn) {
 	for _, t := range s.host.Targets().All() {
 		st.Served = append(st.Served, ServedFolder{ID: t.ID, Name: t.Name, Path: t.Root.Path(), Kind: string(t.Kind)})
 	}
-	s.mu.Lock()
-	for id := range s.streams {
-		st.Online = append(st.Online, id)
-	}
-	s.mu.Unlock()
+	st.Online = s.online()
 	slices.Sort(st.Online)
 	ans.Status = &st
 	_ = json.NewEncoder(c).Encode(ans)

@@ -1,6 +1,8 @@
 package lan
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/internal/gittest"
+	"github.com/gatehouse/gatehouse/rpc"
 	"github.com/gatehouse/gatehouse/trust"
 )
 
@@ -27,11 +30,14 @@ func keptServer(t *testing.T, store *trust.Store, repo string) (*fixture, func()
 	return serveRepo(t, repo, func(o *Options) { o.Keep = store })
 }
 
-// A restart ends no pairing: the device's key and grant are kept (0600 in
-// the state folder), the port is the one chosen the first time, and the
-// paired device calls again with no new link and no new allow. A revoked
-// device stays out after a restart; a device presenting its id with
-// another key is refused, as on the relay.
+// A restart ends no pairing: the device's secrets and grant are kept
+// (0600 in the state folder), the port is the one chosen the first time,
+// and a device that kept its ticket (gatehouse call's file, a page left
+// open) calls again with no new link and no new allow. A device with only
+// its stored secret (a page reloaded after the restart) is asked to
+// reconnect, which the person allows by its code, keeping its grant. A
+// revoked device stays out after a restart; a device presenting its id with
+// another secret is refused, as on the relay.
 func TestPairingsSurviveARestart(t *testing.T) {
 	gittest.Home(t, "")
 	repo := gittest.Init(t, map[string]string{"a.txt": "a\n"})
@@ -49,6 +55,11 @@ func TestPairingsSurviveARestart(t *testing.T) {
 	if _, err := f.call(t, p, "host.hello", nil); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := f.call(t, p2, "host.hello", nil); err != nil {
+		t.Fatal(err)
+	}
+	reloaded := *p2
+	reloaded.TicketID, reloaded.Ticket = "", rpc.Key{} // a page reloaded: its ticket was in memory
 	stop()
 	if fi, err := os.Stat(filepath.Join(store.Dir(), "lan.json")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("kept state: %v %v", fi, err)
@@ -58,16 +69,37 @@ func TestPairingsSurviveARestart(t *testing.T) {
 	if f.srv.URL() != url {
 		t.Fatalf("the address changed across the restart: %s then %s", url, f.srv.URL())
 	}
+	before := p.Stored
 	if _, err := f.call(t, p, "git.status", map[string]string{"target": f.target}); err != nil {
-		t.Fatalf("the paired device after a restart: %v", err)
+		t.Fatalf("the paired device with its ticket after a restart: %v", err)
 	}
-	if st, _ := f.srv.Pairing().Status(); len(st.Devices) != 2 || st.Request != nil {
+	if p.Stored == before {
+		t.Fatal("the first resume after a restart left the stored secret as it was")
+	}
+	if st, _ := f.srv.Pairing().Status(); len(st.Devices) != 2 || len(st.Requests) != 0 {
 		t.Fatalf("devices after the restart: %+v", st)
 	}
-	forged := p
-	forged.Key[0] ^= 1
-	if _, err := f.call(t, forged, "host.hello", nil); err == nil {
-		t.Fatal("a device id with another key was answered")
+	if _, err := f.session(t, &reloaded); !errors.Is(err, ErrRestarted) {
+		t.Fatalf("a stored secret from before the restart: %v", err)
+	}
+	codes := make(chan string, 1)
+	go func() {
+		if err := f.srv.Pairing().Decide(<-codes, true, trust.None); err != nil {
+			t.Errorf("allowing the reconnect: %v", err)
+		}
+	}()
+	back, err := Reconnect(context.Background(), f.hc, reloaded, "Test browser 2", func(c string) { codes <- c })
+	if err != nil || back.Grant != "view" {
+		t.Fatalf("reconnect: %+v %v", back, err)
+	}
+	if _, err := f.call(t, &back, "git.status", map[string]string{"target": f.target}); err != nil {
+		t.Fatalf("after the reconnect: %v", err)
+	}
+	forged := back
+	forged.Stored[0] ^= 1
+	forged.TicketID = ""
+	if _, err := f.call(t, &forged, "host.hello", nil); err == nil {
+		t.Fatal("a device id with another secret was answered")
 	}
 	if !f.srv.Pairing().Revoke(p2.DeviceID) {
 		t.Fatal("revoke")
@@ -75,8 +107,8 @@ func TestPairingsSurviveARestart(t *testing.T) {
 	stop()
 
 	f, _ = keptServer(t, store, repo)
-	if _, err := f.call(t, p2, "host.hello", nil); err == nil {
-		t.Fatal("a revoked device came back after a restart with its old key")
+	if _, err := f.call(t, &back, "host.hello", nil); err == nil {
+		t.Fatal("a revoked device came back after a restart with its old secrets")
 	}
 	if _, err := f.call(t, p, "host.hello", nil); err != nil {
 		t.Fatalf("the other device after a second restart: %v", err)
@@ -92,7 +124,7 @@ func TestPairingAgainReplacesAndNamesStay(t *testing.T) {
 	repo := gittest.Init(t, map[string]string{"a.txt": "a\n"})
 	store := newStore(t)
 	f, stop := keptServer(t, store, repo)
-	var first Paired
+	var first *Paired
 	for i := range MaxDevices + 2 {
 		p, err := f.pairAs(t, trust.View, "Test browser")
 		if err != nil {
@@ -107,7 +139,7 @@ func TestPairingAgainReplacesAndNamesStay(t *testing.T) {
 		t.Fatalf("%d devices after pairing the same device %d times", len(st.Devices), MaxDevices+2)
 	}
 	if _, err := f.call(t, first, "host.hello", nil); err == nil {
-		t.Fatal("the replaced pairing's key still works")
+		t.Fatal("the replaced pairing's secret still works")
 	}
 	id := st.Devices[0].ID
 	if !f.srv.Pairing().Rename(id, "Ann's phone") {
@@ -136,8 +168,9 @@ func TestPairingAgainReplacesAndNamesStay(t *testing.T) {
 
 // Kept state that cannot be trusted is not: an unreadable lan.json is moved
 // aside (never lost to the next rewrite) and every device pairs again; two
-// entries under one id (say view and full) are both left out; a frame under
-// a device's id sealed with another key does not make it look active.
+// entries under one id (say view and full) are both left out; a device kept
+// by a gatehouse from before keys were agreed pairs again; a resume under a
+// device's id sealed with another secret does not make it look active.
 func TestKeptStateFailsClosed(t *testing.T) {
 	gittest.Home(t, "")
 	repo := gittest.Init(t, map[string]string{"a.txt": "a\n"})
@@ -158,25 +191,34 @@ func TestKeptStateFailsClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := f.srv.Pairing().Status()
-	forged := p
-	forged.Key[3] ^= 1
+	forged := *p
+	forged.Stored[3] ^= 1
 	time.Sleep(10 * time.Millisecond)
-	_, _ = f.call(t, forged, "host.hello", nil)
+	_, _ = f.call(t, &forged, "host.hello", nil)
 	if after, _ := f.srv.Pairing().Status(); !after.Devices[0].LastSeen.Equal(before.Devices[0].LastSeen) {
-		t.Fatal("a frame sealed with another key marked the device as seen")
+		t.Fatal("a resume sealed with another secret marked the device as seen")
 	}
 	stop()
 
-	key := make([]byte, 32)
 	st := store.LAN()
 	dup := st.Devices[0]
-	dup.Grant, dup.Key = trust.Full, key
+	dup.Grant = trust.Full
 	st.Devices = append(st.Devices, dup)
 	if err := store.SaveLAN(st); err != nil {
 		t.Fatal(err)
 	}
-	f, _ = keptServer(t, store, repo)
+	f, stop = keptServer(t, store, repo)
 	if st, _ := f.srv.Pairing().Status(); len(st.Devices) != 0 {
 		t.Fatalf("a device id kept twice was trusted: %+v", st.Devices)
+	}
+	stop()
+
+	old := trust.LANDevice{ID: "lan-old", Name: "old", Grant: trust.Full, Key: make([]byte, 32)}
+	if err := store.SaveLAN(trust.LANState{Devices: []trust.LANDevice{old}}); err != nil {
+		t.Fatal(err)
+	}
+	f, _ = keptServer(t, store, repo)
+	if st, _ := f.srv.Pairing().Status(); len(st.Devices) != 0 {
+		t.Fatalf("a device with a key from before agreed keys was trusted: %+v", st.Devices)
 	}
 }

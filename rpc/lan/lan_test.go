@@ -123,57 +123,71 @@ func serveRepo(t *testing.T, repo string, tweak func(*Options)) (f *fixture, sto
 	return &fixture{srv: srv, target: tg.ID, repo: repo, hc: &http.Client{Timeout: 70 * time.Second, Transport: tr}}, stop
 }
 
-// pair says hello through the current link as a new device (a name of its
-// own) and, as the person at the computer, decides: a grant, or trust.None
-// to deny.
-func (f *fixture) pair(t *testing.T, g trust.Grant) (Paired, error) {
+// pair pairs a new device (a name of its own) through the current link
+// and, as the person at the computer, decides the request whose code the
+// device shows: a grant, or trust.None to deny.
+func (f *fixture) pair(t *testing.T, g trust.Grant) (*Paired, error) {
 	t.Helper()
 	f.paired++
 	return f.pairAs(t, g, fmt.Sprintf("Test browser %d", f.paired))
 }
 
 // pairAs pairs under name (the same name is the same device pairing again).
-func (f *fixture) pairAs(t *testing.T, g trust.Grant, name string) (Paired, error) {
+func (f *fixture) pairAs(t *testing.T, g trust.Grant, name string) (*Paired, error) {
 	t.Helper()
 	l, err := ParseLink(f.srv.Pairing().Link())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f.pairThrough(t, f.hc, l, name, g)
+}
+
+// pairThrough pairs through link l from hc, allowing (or denying) the
+// request by the code the device shows, as a person compares them.
+func (f *fixture) pairThrough(t *testing.T, hc *http.Client, l Link, name string, g trust.Grant) (*Paired, error) {
+	t.Helper()
 	type result struct {
 		p   Paired
 		err error
 	}
+	codes := make(chan string, 1)
 	done := make(chan result, 1)
 	go func() {
-		p, err := Pair(context.Background(), f.hc, l, name)
+		p, err := Pair(context.Background(), hc, l, name, func(c string) { codes <- c })
 		done <- result{p, err}
 	}()
-	for {
-		st, changed := f.srv.Pairing().Status()
-		if st.Request != nil {
-			if st.Request.Name != name {
-				t.Fatalf("request: %+v", st.Request)
-			}
-			f.srv.Pairing().Decide(st.Request.ID, g != trust.None, g)
-			break
+	select {
+	case code := <-codes:
+		if err := f.srv.Pairing().Decide(code, g != trust.None, g); err != nil {
+			t.Fatalf("deciding the request with code %s: %v", code, err)
 		}
-		select {
-		case <-changed:
-		case r := <-done:
-			return r.p, r.err
-		case <-time.After(5 * time.Second):
-			t.Fatal("no pair request arrived")
-		}
+	case r := <-done:
+		return &r.p, r.err
+	case <-time.After(20 * time.Second):
+		t.Fatal("no pair code was shown")
 	}
 	r := <-done
-	return r.p, r.err
+	return &r.p, r.err
 }
 
-func (f *fixture) call(t *testing.T, p Paired, method string, params any) (json.RawMessage, error) {
+// session opens a session for p (updating its ticket).
+func (f *fixture) session(t *testing.T, p *Paired) (*Session, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	return NewConn(f.hc, p).Call(ctx, method, params)
+	return Resume(ctx, f.hc, p)
+}
+
+// call opens a session for p and calls method in it.
+func (f *fixture) call(t *testing.T, p *Paired, method string, params any) (json.RawMessage, error) {
+	t.Helper()
+	se, err := f.session(t, p)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return se.Conn().Call(ctx, method, params)
 }
 
 func codeOf(err error) rpc.Code {
@@ -220,11 +234,19 @@ func TestPairingWithEachGrant(t *testing.T) {
 	if _, err := f.pair(t, trust.View); err == nil || !strings.Contains(refusal.Sentence(err), "already has 3 paired devices") {
 		t.Fatalf("a fourth device: %v", err)
 	}
-	// Revoked, a device's calls are refused as not paired.
+	// Revoked, a device's session's calls are refused as not paired, and it
+	// opens no new session.
+	se, err := f.session(t, view)
+	if err != nil {
+		t.Fatal(err)
+	}
 	f.srv.Pairing().Revoke(view.DeviceID)
-	conn := NewConn(f.hc, view)
+	conn := se.Conn()
 	if _, err := conn.Call(context.Background(), "git.status", map[string]string{"target": f.target}); !errors.Is(err, rpc.ErrOffline) || !conn.NotPaired() {
 		t.Fatalf("a revoked device: %v", err)
+	}
+	if _, err := f.session(t, view); !errors.Is(err, ErrNotPaired) {
+		t.Fatalf("a revoked device's resume: %v", err)
 	}
 }
 
@@ -234,99 +256,111 @@ func TestPairingDeniedTimedOutAndLinkReplaced(t *testing.T) {
 		t.Fatalf("denied: %v", err)
 	}
 	l, _ := ParseLink(f.srv.Pairing().Link())
-	_, err := Pair(context.Background(), f.hc, l, "slow")
+	_, err := Pair(context.Background(), f.hc, l, "slow", nil)
 	if err == nil || !strings.Contains(refusal.Sentence(err), "Nobody allowed this device") {
 		t.Fatalf("timeout: %v", err)
 	}
 	// Paired once, the link is spent: the same QR code pairs nothing more.
 	used, _ := ParseLink(f.srv.Pairing().Link())
-	go func() {
-		for {
-			st, ch := f.srv.Pairing().Status()
-			if st.Request != nil {
-				f.srv.Pairing().Decide(st.Request.ID, true, trust.View)
-				return
-			}
-			<-ch
-		}
-	}()
-	if _, err := Pair(context.Background(), f.hc, used, "first"); err != nil {
+	if _, err := f.pairThrough(t, f.hc, used, "first", trust.View); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Pair(context.Background(), f.hc, used, "second"); err == nil || refusal.Sentence(err) != msgOldLink {
+	if _, err := Pair(context.Background(), f.hc, used, "second", nil); err == nil || refusal.Sentence(err) != msgOldLink {
 		t.Fatalf("a spent link: %v", err)
 	}
 }
 
-func TestHelloLimits(t *testing.T) {
+// Messages that do not open (a guess at the link key) are limited per
+// sender, and never replace the link: junk cannot pair, and replacing the
+// link whenever junk came from many addresses kept the real phone out.
+func TestJunkLimitsAndKeepsTheLink(t *testing.T) {
 	f := newFixture(t, nil)
 	l, _ := ParseLink(f.srv.Pairing().Link())
 	wrong := l
 	wrong.Key[0] ^= 1 // a guess at the key
 	for i := range junkPerMinute {
-		if _, err := Pair(context.Background(), f.hc, wrong, "guess"); err == nil || refusal.Sentence(err) != msgOldLink {
+		if _, err := Pair(context.Background(), f.hc, wrong, "guess", nil); err == nil || refusal.Sentence(err) != msgOldLink {
 			t.Fatalf("guess %d: %v", i, err)
 		}
 	}
-	if _, err := Pair(context.Background(), f.hc, wrong, "guess"); err == nil || refusal.Sentence(err) != msgTooMany {
+	if _, err := Pair(context.Background(), f.hc, wrong, "guess", nil); err == nil || refusal.Sentence(err) != msgTooMany {
 		t.Fatalf("the 11th failed hello in a minute: %v", err)
 	}
-	// 20 failures replace the link and warn.
-	f.srv.pairing.mu.Lock()
-	f.srv.pairing.junk = junkBudget{}
-	f.srv.pairing.failures = maxFailures - 1
-	f.srv.pairing.mu.Unlock()
-	_, _ = Pair(context.Background(), f.hc, wrong, "guess")
-	st, _ := f.srv.Pairing().Status()
-	if !strings.Contains(st.Warning, "link was replaced") || strings.Contains(st.Link, l.ID) {
-		t.Fatalf("after 20 failures: %+v", st)
+	for i := range 40 {
+		hc := clientFrom(fmt.Sprintf("127.0.1.%d", i+1))
+		_, _ = Pair(context.Background(), hc, wrong, "guess", nil)
+	}
+	if st, _ := f.srv.Pairing().Status(); !strings.Contains(st.Link, l.ID) {
+		t.Fatal("junk from 40 addresses replaced the link")
+	}
+	if _, err := f.pairThrough(t, f.hc, l, "the real phone", trust.View); err != nil {
+		t.Fatalf("the holder of the link after junk from 41 addresses: %v", err)
 	}
 }
 
+// Every call is sealed with its session's key: the frame as sealed is
+// answered once; a replay is refused as not run; a changed byte, another
+// session's or device's frame, and a reply fed back do not open; a call
+// without its session's proof in the headers is refused before its body.
 func TestSealedCalls(t *testing.T) {
 	f := newFixture(t, nil)
 	p, err := f.pair(t, trust.View)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, _ := json.Marshal(rpc.Request{Type: "req", ID: "1", Method: "projects.list", TS: time.Now().UnixMilli(), Nonce: randomID(24)})
-	frame := rpc.Seal(p.Key, plain, rpc.LANAAD(p.DeviceID, "host"))
-	body := func(d, f string) []byte { b, _ := json.Marshal(map[string]string{"d": d, "f": f}); return b }
-	// The frame as sealed opens and is answered.
-	out, err := post(context.Background(), f.hc, p.Base+"rc/call", body(p.DeviceID, frame))
+	se, err := f.session(t, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, _ := rpc.Open(p.Key, out, rpc.LANAAD(p.DeviceID, "device")); !strings.Contains(string(res), `"ok":true`) {
+	plain, _ := json.Marshal(rpc.Request{Type: "req", ID: "1", Method: "projects.list", TS: time.Now().UnixMilli(), Nonce: randomID(24)})
+	frame := rpc.Seal(se.keys.key, plain, sessionAAD(p.DeviceID, se.id, "host"))
+	send := func(se *Session, frame string) (string, error) {
+		return se.c.post(context.Background(), se.callPath(), map[string]string{"f": frame}, se.authHeader())
+	}
+	out, err := send(se, frame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := rpc.Open(se.keys.key, out, sessionAAD(p.DeviceID, se.id, "device")); !strings.Contains(string(res), `"ok":true`) {
 		t.Fatalf("answer: %s", res)
 	}
-	// The same frame again is a replay: refused, sealed, as not run.
-	out, err = post(context.Background(), f.hc, p.Base+"rc/call", body(p.DeviceID, frame))
+	out, err = send(se, frame)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, _ := rpc.Open(p.Key, out, rpc.LANAAD(p.DeviceID, "device")); !strings.Contains(string(res), "stale or repeated") {
+	if res, _ := rpc.Open(se.keys.key, out, sessionAAD(p.DeviceID, se.id, "device")); !strings.Contains(string(res), "stale or repeated") {
 		t.Fatalf("a replay: %s", res)
 	}
-	// A byte changed: it does not open.
 	tampered := []byte(frame)
 	tampered[40] ^= 'A' ^ 'B'
-	if _, err := post(context.Background(), f.hc, p.Base+"rc/call", body(p.DeviceID, string(tampered))); err == nil || refusal.Sentence(err) != msgBadFrame {
+	if _, err := send(se, string(tampered)); err == nil || refusal.Sentence(refusalOf(err)) != msgBadFrame {
 		t.Fatalf("tampered: %v", err)
 	}
-	// Another paired device's id with this device's frame: it does not open
-	// under that device's key.
-	q, err := f.pair(t, trust.Full)
+	// Another session of the same device: the frame does not open there.
+	other, err := f.session(t, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain2, _ := json.Marshal(rpc.Request{Type: "req", ID: "2", Method: "projects.list", TS: time.Now().UnixMilli(), Nonce: randomID(24)})
-	if _, err := post(context.Background(), f.hc, p.Base+"rc/call", body(q.DeviceID, rpc.Seal(p.Key, plain2, rpc.LANAAD(p.DeviceID, "host")))); err == nil || refusal.Sentence(err) != msgBadFrame {
-		t.Fatalf("wrong device: %v", err)
+	if _, err := send(other, frame); err == nil {
+		t.Fatal("a frame of one session opened in another")
 	}
 	// A reply can never be fed back as a request: the directions differ.
-	if _, err := post(context.Background(), f.hc, p.Base+"rc/call", body(p.DeviceID, out)); err == nil {
+	if _, err := send(se, out); err == nil {
 		t.Fatal("a reply was accepted as a request")
+	}
+	// The headers' proof: missing, or replayed, the call is refused before
+	// its body is read.
+	h := se.authHeader()
+	plain2, _ := json.Marshal(rpc.Request{Type: "req", ID: "2", Method: "projects.list", TS: time.Now().UnixMilli(), Nonce: randomID(24)})
+	frame2 := rpc.Seal(se.keys.key, plain2, sessionAAD(p.DeviceID, se.id, "host"))
+	if _, err := se.c.post(context.Background(), se.callPath(), map[string]string{"f": frame2}, nil); err == nil {
+		t.Fatal("a call without its session's proof was answered")
+	}
+	if _, err := se.c.post(context.Background(), se.callPath(), map[string]string{"f": frame2}, h); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := se.c.post(context.Background(), se.callPath(), map[string]string{"f": frame2}, h); err == nil {
+		t.Fatal("a replayed proof was accepted")
 	}
 }
 
@@ -361,8 +395,8 @@ func TestHostAndOriginChecks(t *testing.T) {
 		t.Fatalf("another origin: %d", code)
 	}
 	// Bodies are capped.
-	big := `{"d":"x","f":"` + strings.Repeat("A", maxCallBody) + `"}`
-	res, err := f.hc.Post(f.srv.URL()+"rc/call", "application/json", strings.NewReader(big))
+	big := `{"h":"x","f":"` + strings.Repeat("A", maxPairBody) + `"}`
+	res, err := f.hc.Post(f.srv.URL()+"rc/pair", "application/json", strings.NewReader(big))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,28 +406,23 @@ func TestHostAndOriginChecks(t *testing.T) {
 	}
 }
 
-func TestEventsAndGracefulStop(t *testing.T) {
-	f := newFixture(t, nil)
-	p, err := f.pair(t, trust.View)
-	if err != nil {
-		t.Fatal(err)
-	}
-	open, _ := json.Marshal(map[string]any{"type": "req", "id": "e", "method": "events", "ts": time.Now().UnixMilli(), "nonce": randomID(24)})
-	u := p.Base + "rc/events?d=" + p.DeviceID + "&f=" + urlQuery(rpc.Seal(p.Key, open, rpc.LANAAD(p.DeviceID, "host")))
-	res, err := f.hc.Get(u)
+// openEvents opens a session's event stream and returns its opened frames.
+func openEvents(t testing.TB, hc *http.Client, se *Session) <-chan map[string]any {
+	t.Helper()
+	res, err := hc.Get(se.EventsURL())
 	if err != nil || res.StatusCode != 200 {
-		t.Fatalf("events: %v %v", res.StatusCode, err)
+		t.Fatalf("events: %v %v", res, err)
 	}
-	defer res.Body.Close()
 	frames := make(chan map[string]any, 8)
 	go func() {
+		defer res.Body.Close()
 		sc := bufio.NewScanner(res.Body)
 		for sc.Scan() {
 			line, ok := strings.CutPrefix(sc.Text(), "data: ")
 			if !ok {
 				continue
 			}
-			plain, err := rpc.Open(p.Key, line, rpc.LANAAD(p.DeviceID, "device"))
+			plain, err := se.OpenEvent(line)
 			if err != nil {
 				continue
 			}
@@ -403,31 +432,63 @@ func TestEventsAndGracefulStop(t *testing.T) {
 		}
 		close(frames)
 	}()
-	if _, err := f.call(t, p, "subscribe", map[string]any{"targets": []string{f.target}}); err != nil {
+	return frames
+}
+
+// nextEvent waits for a frame named name on frames.
+func nextEvent(t *testing.T, frames <-chan map[string]any, key, value string) map[string]any {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case m, ok := <-frames:
+			if !ok {
+				t.Fatalf("the stream ended before a frame with %s %q", key, value)
+			}
+			if m[key] == value {
+				return m
+			}
+		case <-timeout:
+			t.Fatalf("no frame with %s %q", key, value)
+		}
+	}
+}
+
+// Each session (each tab of the page) has its own event stream: two tabs
+// of one device both get checkout.changed, and neither takes the other's
+// stream. Stopping serve tells every page.
+func TestEventsPerSessionAndGracefulStop(t *testing.T) {
+	f := newFixture(t, nil)
+	p, err := f.pair(t, trust.View)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab1, err := f.session(t, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab2, err := f.session(t, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames1, frames2 := openEvents(t, f.hc, tab1), openEvents(t, f.hc, tab2)
+	if _, err := tab1.Conn().Call(context.Background(), "subscribe", map[string]any{"targets": []string{f.target}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(f.repo, "new.txt"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case m := <-frames:
-		if m["name"] != "checkout.changed" {
-			t.Fatalf("event: %v", m)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no checkout.changed event")
+	nextEvent(t, frames1, "name", "checkout.changed")
+	nextEvent(t, frames2, "name", "checkout.changed")
+	// Reopening tab 1's stream replaces tab 1's, not tab 2's.
+	frames1 = openEvents(t, f.hc, tab1)
+	if err := os.WriteFile(filepath.Join(f.repo, "new2.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
 	}
+	nextEvent(t, frames2, "name", "checkout.changed")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	go f.srv.Close(ctx)
-	for m := range frames {
-		if m["type"] == "ended" {
-			return
-		}
-	}
-	t.Fatal("the page was not told that serving ended")
-}
-
-func urlQuery(s string) string {
-	return strings.NewReplacer("+", "%2B", "/", "%2F", "=", "%3D").Replace(s)
+	nextEvent(t, frames1, "type", "ended")
+	nextEvent(t, frames2, "type", "ended")
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"slices"
@@ -15,54 +17,92 @@ import (
 	"github.com/gatehouse/gatehouse/trust"
 )
 
-// Pairing limits (seed, page 15).
+// Pairing limits. Every count a device or a link holder controls is bound
+// here, per sender address and in all.
 const (
 	MaxDevices   = 3
-	maxFailures  = 20               // failed hellos before the link is replaced
-	decisionWait = 50 * time.Second // a hello waits this long for the person at the computer
+	decisionWait = 50 * time.Second // a request waits this long for the person at the computer
+
+	offerTTL          = 30 * time.Second // a handshake not revealed by then is forgotten
+	maxOffers         = 64               // handshakes started and not yet revealed, in all
+	maxOffersPerAddr  = 4                // and from one sender address
+	maxWaiting        = 8                // requests waiting for the person, in all
+	maxWaitingPerAddr = 2                // and from one sender address: no holder of the link holds every slot
 )
 
-// Device is a paired device. Its key lives in memory, and in the state
-// folder when serve keeps its pairings (Options.Keep).
+// Request kinds.
+const (
+	KindPair      = "pair"      // a new device, through the link
+	KindReconnect = "reconnect" // a paired device whose page lost its ticket in a restart
+)
+
+// Device is a paired device.
 type Device struct {
-	ID       string      `json:"id"`
-	Name     string      `json:"name"`
-	Grant    trust.Grant `json:"grant"`
-	Paired   time.Time   `json:"paired"`
-	LastSeen time.Time   `json:"lastSeen"`
-	key      rpc.Key
+	ID          string      `json:"id"`
+	Name        string      `json:"name"`
+	Grant       trust.Grant `json:"grant"`
+	Kind        string      `json:"kind"` // page or cli
+	Paired      time.Time   `json:"paired"`
+	LastSeen    time.Time   `json:"lastSeen"`
+	Fingerprint string      `json:"fingerprint"`
+	origin      string      // the page's address it paired at
+	stored      rpc.Key     // the secret the device keeps
+	storedRun   string      // the serve run the stored secret is good for
+	tickets     []ticket    // newest first
 }
 
-// Request is a device waiting to be allowed.
+// Request is a device waiting to be allowed: a new device through the link,
+// or a paired one reconnecting.
 type Request struct {
-	ID   string `json:"id"`
-	Name string `json:"name"` // what the page says it is (its browser)
-	From string `json:"from"` // its address
-	// Code is the pair code the device shows too (PairCode): the person
-	// allows the request whose code matches the one on the device in hand.
-	Code string    `json:"code"`
-	At   time.Time `json:"at"`
-	// Replaces is the paired device of the same name, which this one
-	// replaces when allowed: a device that pairs again (its old key lost)
-	// takes its old place instead of filling the limit.
+	ID string `json:"id"`
+	// Code is the pair code the device shows too: the person allows the
+	// request whose code matches the one on the device in hand.
+	Code   string    `json:"code"`
+	Kind   string    `json:"kind"`             // pair or reconnect
+	Name   string    `json:"name"`             // what the device says it is
+	From   string    `json:"from"`             // its address
+	At     time.Time `json:"at"`               // when it asked
+	Ends   time.Time `json:"ends"`             // when it stops waiting
+	Device string    `json:"device,omitempty"` // reconnect: the paired device
+	// Grant is, for a reconnect, the grant the device has: allowing it
+	// without naming another keeps it.
+	Grant trust.Grant `json:"grant,omitempty"`
+	// Replaces is the paired device of the same name, which a new device
+	// replaces when allowed: a device that pairs again (its old secret
+	// lost) takes its old place instead of filling the limit.
 	Replaces string `json:"replaces,omitempty"`
-	done     chan decision
+
+	offer   *offer
+	done    chan struct{} // closed when decided
+	outcome pairOutcome
 }
 
-type decision struct {
-	allow bool
-	grant trust.Grant
+// pairOutcome is how a request ended.
+type pairOutcome struct {
+	device  *Device // allowed: the device, as paired
+	refusal string  // else the sentence the device reads
+}
+
+// offer is a handshake the computer answered and waits to see revealed.
+type offer struct {
+	id      string
+	hs      *handshake
+	from    netip.Addr
+	link    string // the link it came through ("" for a reconnect)
+	device  string // the device reconnecting ("" for a new one)
+	created time.Time
+	req     *Request // once revealed
 }
 
 // Status is what the person at the computer sees.
 type Status struct {
-	Link     string    `json:"link"`
-	Kind     Kind      `json:"kind"`
-	Devices  []Device  `json:"devices"`
-	Request  *Request  `json:"request"`
-	Warning  string    `json:"warning,omitempty"`
-	Revision int       `json:"revision"`
-	Started  time.Time `json:"started"`
+	Link     string     `json:"link"`
+	Kind     Kind       `json:"kind"`
+	Devices  []Device   `json:"devices"`
+	Requests []*Request `json:"requests"` // waiting, oldest first
+	Warning  string     `json:"warning,omitempty"`
+	Revision int        `json:"revision"`
+	Started  time.Time  `json:"started"`
 	// Set by the control socket's answer (the server's, not the pairing's):
 	// the page's address, the folders served, and the devices with an event
 	// stream open now.
@@ -80,32 +120,43 @@ type ServedFolder struct {
 	Kind string `json:"kind"`
 }
 
-// Pairing is the link, the waiting request and the paired devices.
+// Pairing is the link, the waiting requests, the paired devices and their
+// sessions.
 type Pairing struct {
 	mu       sync.Mutex
 	base     string // http://addr:port/
 	kind     Kind
+	run      string    // this serve's run: a stored secret is good for the run that gave it
+	started  time.Time // a resume stamped before this is refused
 	linkID   string
 	linkKey  rpc.Key
-	guard    *rpc.ReplayGuard
+	offers   map[string]*offer
+	requests []*Request
 	devices  map[string]*Device
-	pending  *Request
-	junk     junkBudget // failed hellos per sender address
-	failures int
+	sessions map[string]*session
+	resumes  map[string]*rpc.ReplayGuard // per device: resume nonces this run
+	junk     junkBudget                  // messages that did not open, per sender address
 	warning  string
 	revision int
 	changed  chan struct{}
-	started  time.Time
-	onRevoke func(id string)
-	keeper   Keeper // nil: pairings end with serve
+	onRevoke func(id string)      // a device unpaired: end its streams
+	onEnd    func(session string) // a session dropped: end its stream
+	keeper   Keeper               // nil: pairings end with serve
 	port     int
 	log      *slog.Logger
 
 	decisionWaitForTest time.Duration
+	// storedAcrossRunsForTest accepts a stored secret from an earlier run,
+	// as gatehouse did before pages were told apart from whatever served
+	// their address while serve was stopped: a test proves the squatter's
+	// attack with it, then refused without it.
+	storedAcrossRunsForTest bool
 }
 
 func newPairing(base string, kind Kind) *Pairing {
-	p := &Pairing{base: base, kind: kind, devices: map[string]*Device{}, changed: make(chan struct{}), started: time.Now()}
+	p := &Pairing{base: base, kind: kind, run: randomID(12), started: time.Now(), offers: map[string]*offer{},
+		devices: map[string]*Device{}, sessions: map[string]*session{}, resumes: map[string]*rpc.ReplayGuard{},
+		changed: make(chan struct{}), log: slog.Default()}
 	p.rotateLocked()
 	return p
 }
@@ -123,10 +174,20 @@ func randomID(n int) string {
 }
 
 // rotateLocked makes a new link: a new id and key, so the old QR code pairs
-// nothing more.
+// nothing more, and what it started and is still waiting ends.
 func (p *Pairing) rotateLocked() {
-	p.linkID, p.linkKey, p.guard = randomID(12), randomKey(), rpc.NewReplayGuard()
-	p.failures = 0
+	old := p.linkID
+	p.linkID, p.linkKey = randomID(12), randomKey()
+	for id, o := range p.offers {
+		if o.link == old && o.req == nil {
+			delete(p.offers, id)
+		}
+	}
+	for _, r := range slices.Clone(p.requests) {
+		if r.offer.link == old && old != "" {
+			p.endRequestLocked(r, pairOutcome{refusal: msgOldLink})
+		}
+	}
 	p.bumpLocked()
 }
 
@@ -140,13 +201,19 @@ func (p *Pairing) bumpLocked() {
 func (p *Pairing) Link() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.linkLocked()
+}
+
+func (p *Pairing) linkLocked() string {
 	return p.base + "#" + p.linkID + "." + base64.RawURLEncoding.EncodeToString(p.linkKey[:])
 }
 
-// Rotate replaces the link (a new QR code) without touching paired devices.
+// Rotate replaces the link (a new QR code) without touching paired
+// devices; requests that came through the old link end.
 func (p *Pairing) Rotate() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.warning = ""
 	p.rotateLocked()
 }
 
@@ -154,41 +221,182 @@ func (p *Pairing) Rotate() {
 func (p *Pairing) Status() (Status, <-chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := Status{Link: p.base + "#" + p.linkID + "." + base64.RawURLEncoding.EncodeToString(p.linkKey[:]), Kind: p.kind,
-		Devices: []Device{}, Warning: p.warning, Revision: p.revision, Started: p.started}
+	p.expireLocked(time.Now())
+	s := Status{Link: p.linkLocked(), Kind: p.kind, Devices: []Device{}, Requests: []*Request{}, Warning: p.warning,
+		Revision: p.revision, Started: p.started}
 	for _, d := range p.devices {
 		s.Devices = append(s.Devices, *d)
 	}
-	if p.pending != nil {
-		r := *p.pending
-		s.Request = &r
+	slices.SortFunc(s.Devices, func(a, b Device) int { return a.Paired.Compare(b.Paired) })
+	for _, r := range p.requests {
+		c := *r
+		s.Requests = append(s.Requests, &c)
 	}
 	return s, p.changed
 }
 
-// Decide allows (with a grant) or denies the waiting request.
-func (p *Pairing) Decide(requestID string, allow bool, g trust.Grant) bool {
+// Errors a decision can meet; each is a sentence for the person at the
+// computer.
+var (
+	ErrNameTheRequest = errors.New("name the request to allow by the pair code the device shows (or its request id); 'gatehouse devices' lists the waiting ones")
+	ErrNoSuchRequest  = errors.New("no device is waiting with that code or request id ('gatehouse devices' lists the waiting ones)")
+	ErrSameCode       = errors.New("two waiting requests show that code: name one by its request id")
+	ErrGrantNeeded    = errors.New("say the grant with --grant view|control|full")
+)
+
+// Decide allows (with a grant) or denies the waiting request named by ref:
+// its pair code ("123 456" or "123456") or its id. Nothing is decided
+// without a name, so an allow can never reach a request other than the one
+// whose code the person compared. A reconnect allowed with no grant keeps
+// the device's.
+func (p *Pairing) Decide(ref string, allow bool, g trust.Grant) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.pending == nil || (requestID != "" && p.pending.ID != requestID) || (allow && g == trust.None) {
+	p.expireLocked(time.Now())
+	r, err := p.findLocked(ref)
+	if err != nil {
+		return err
+	}
+	if !allow {
+		p.endRequestLocked(r, pairOutcome{refusal: "The computer did not allow this device."})
+		return nil
+	}
+	if g == trust.None && r.Kind == KindPair {
+		return ErrGrantNeeded
+	}
+	p.takeLocked(r) // before allowing: pairing replaces the link, which ends the link's other requests
+	r.outcome = p.allowLocked(r, g)
+	close(r.done)
+	return nil
+}
+
+// DenyAll denies every waiting request and says how many there were.
+func (p *Pairing) DenyAll() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.requests)
+	for _, r := range slices.Clone(p.requests) {
+		p.endRequestLocked(r, pairOutcome{refusal: "The computer did not allow this device."})
+	}
+	return n
+}
+
+// findLocked resolves a request's name: an id exactly, or a pair code with
+// its digits only.
+func (p *Pairing) findLocked(ref string) (*Request, error) {
+	ref = strings.TrimSpace(ref)
+	if ref == "" {
+		return nil, ErrNameTheRequest
+	}
+	for _, r := range p.requests {
+		if r.ID == ref {
+			return r, nil
+		}
+	}
+	digits := strings.Map(func(c rune) rune {
+		if c == ' ' || c == '-' {
+			return -1
+		}
+		return c
+	}, ref)
+	var found *Request
+	for _, r := range p.requests {
+		if strings.ReplaceAll(r.Code, " ", "") == digits {
+			if found != nil {
+				return nil, ErrSameCode
+			}
+			found = r
+		}
+	}
+	if found == nil {
+		return nil, ErrNoSuchRequest
+	}
+	return found, nil
+}
+
+// allowLocked pairs the device a request stands for, or re-keys the one
+// reconnecting.
+func (p *Pairing) allowLocked(r *Request, g trust.Grant) pairOutcome {
+	now := time.Now()
+	if r.Kind == KindReconnect {
+		dev := p.devices[r.Device]
+		if dev == nil {
+			return pairOutcome{refusal: msgNotPaired}
+		}
+		if g != trust.None {
+			dev.Grant = g
+		}
+		p.endSessionsLocked(dev.ID) // a re-key: sessions of the old secrets end
+		dev.stored, dev.Fingerprint = r.offer.hs.outcome(dev.ID)
+		dev.storedRun, dev.LastSeen = p.run, now
+		p.saveLocked()
+		return pairOutcome{device: dev}
+	}
+	var ended string
+	if old := p.namedLocked(r.Name); old != "" {
+		ended = old // the same device, paired again: its old secrets are done
+		p.dropDeviceLocked(old)
+	}
+	if len(p.devices) >= MaxDevices {
+		return pairOutcome{refusal: msgFull}
+	}
+	if ended != "" && p.onRevoke != nil {
+		go p.onRevoke(ended) // ends its streams; outside the lock
+	}
+	dev := &Device{ID: "lan-" + randomID(9), Name: r.Name, Grant: g, Kind: r.offer.hs.kind, Paired: now, LastSeen: now,
+		origin: p.base, storedRun: p.run}
+	dev.stored, dev.Fingerprint = r.offer.hs.outcome(dev.ID)
+	p.devices[dev.ID] = dev
+	p.saveLocked()
+	p.rotateLocked() // a link pairs one device
+	return pairOutcome{device: dev}
+}
+
+// endRequestLocked ends a waiting request with its outcome.
+func (p *Pairing) endRequestLocked(r *Request, out pairOutcome) {
+	if p.takeLocked(r) {
+		r.outcome = out
+		close(r.done)
+	}
+}
+
+// takeLocked takes a request off the waiting list; false if it was not on it.
+func (p *Pairing) takeLocked(r *Request) bool {
+	i := slices.Index(p.requests, r)
+	if i < 0 {
 		return false
 	}
-	select {
-	case p.pending.done <- decision{allow, g}:
-	default:
-		return false
-	}
+	p.requests = slices.Delete(p.requests, i, i+1)
+	p.bumpLocked()
 	return true
+}
+
+// expireLocked ends requests past their wait and forgets offers never
+// revealed.
+func (p *Pairing) expireLocked(now time.Time) {
+	for id, o := range p.offers {
+		if o.req == nil && now.Sub(o.created) > offerTTL {
+			delete(p.offers, id)
+		}
+		if o.req != nil && now.Sub(o.req.Ends) > offerTTL {
+			delete(p.offers, id) // its answer had time to be fetched
+		}
+	}
+	for _, r := range slices.Clone(p.requests) {
+		if now.After(r.Ends) {
+			p.endRequestLocked(r, pairOutcome{refusal: "Nobody allowed this device on the computer in time. Try again, and allow it there."})
+		}
+	}
 }
 
 // Revoke unpairs a device.
 func (p *Pairing) Revoke(id string) bool {
 	p.mu.Lock()
 	_, ok := p.devices[id]
-	delete(p.devices, id)
 	if ok {
+		p.dropDeviceLocked(id)
 		p.bumpLocked()
-		p.saveLocked() // revoked for good: the key is forgotten
+		p.saveLocked() // revoked for good: its secrets are forgotten
 	}
 	f := p.onRevoke
 	p.mu.Unlock()
@@ -198,31 +406,31 @@ func (p *Pairing) Revoke(id string) bool {
 	return ok
 }
 
-// GrantFor is the grant of a paired device presenting its key (the host's
-// Grants).
+// dropDeviceLocked forgets a device, its sessions and its reconnects.
+func (p *Pairing) dropDeviceLocked(id string) {
+	delete(p.devices, id)
+	delete(p.resumes, id)
+	p.endSessionsLocked(id)
+	for _, r := range slices.Clone(p.requests) {
+		if r.Device == id {
+			p.endRequestLocked(r, pairOutcome{refusal: msgNotPaired})
+		}
+	}
+}
+
+// GrantFor is the grant of a paired device whose session was agreed with
+// its current secrets (the host's Grants).
 func (p *Pairing) GrantFor(id, fp string) trust.Grant {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if d := p.devices[id]; d != nil && trust.Fingerprint(d.key[:]) == fp {
+	if d := p.devices[id]; d != nil && d.Fingerprint == fp {
 		return d.Grant
 	}
 	return trust.None
 }
 
-// device returns a paired device's key.
-func (p *Pairing) device(id string) (rpc.Key, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	d := p.devices[id]
-	if d == nil {
-		return rpc.Key{}, false
-	}
-	return d.key, true
-}
-
 // seen marks a device's request as its last: only one that opened with its
-// key, so a frame under its id sealed with another key does not make it
-// look active.
+// session's key.
 func (p *Pairing) seen(id string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -232,97 +440,25 @@ func (p *Pairing) seen(id string) {
 }
 
 // junkAllowed reports whether the sender address from may still send a
-// hello that fails to open this minute. A hello that opens is never asked
-// about: the holder of a valid link always gets through.
+// message that fails to open this minute. A message that opens is never
+// asked about: the holder of a valid link or secret always gets through.
 func (p *Pairing) junkAllowed(from netip.Addr, now time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.junk.allowed(from, now)
 }
 
-// failed charges a failed hello to its sender address; the 20th counted
-// failure replaces the link. A sender over its budget is not counted, so
-// one address cannot spend the link.
+// failed charges a message that did not open to its sender address. Junk
+// never replaces the link: it cannot pair, and replacing the link every
+// time junk arrived from many addresses kept the real phone from pairing.
 func (p *Pairing) failed(from netip.Addr, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.junk.charge(from, now) {
-		return
-	}
-	p.failures++
-	if p.failures >= maxFailures {
-		p.rotateLocked()
-		p.warning = "20 pairing attempts failed, so the link was replaced. Someone on this network may be trying to pair; pair only devices you hold."
-		p.bumpLocked()
-	}
-}
-
-// current returns the link's id, key and replay guard.
-func (p *Pairing) current() (string, rpc.Key, *rpc.ReplayGuard) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.linkID, p.linkKey, p.guard
-}
-
-// hello is the pairing handshake's wait: it registers the request, waits
-// for the person at the computer (or ctx, or 50 s), and on allow makes the
-// device and replaces the link.
-func (p *Pairing) hello(ctx context.Context, name, from, code string) (*Device, string) {
-	p.mu.Lock()
-	replaces := p.namedLocked(name)
-	switch {
-	case len(p.devices) >= MaxDevices && replaces == "":
-		p.mu.Unlock()
-		return nil, "This computer already has 3 paired devices. Unpair one there first."
-	case p.pending != nil:
-		p.mu.Unlock()
-		return nil, "Another device is waiting to be allowed on this computer. Try again in a minute."
-	}
-	req := &Request{ID: randomID(8), Name: name, From: from, Code: code, At: time.Now(), Replaces: replaces, done: make(chan decision, 1)}
-	p.pending = req
-	p.bumpLocked()
-	p.mu.Unlock()
-
-	var d decision
-	decided := false
-	timer := time.NewTimer(p.wait())
-	defer timer.Stop()
-	select {
-	case d = <-req.done:
-		decided = true
-	case <-timer.C:
-	case <-ctx.Done():
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.pending = nil
-	p.bumpLocked()
-	switch {
-	case !decided:
-		return nil, "Nobody allowed this device on the computer in time. Scan the code there again."
-	case !d.allow:
-		return nil, "The computer did not allow this device."
-	}
-	var ended string
-	if old := p.namedLocked(name); old != "" {
-		delete(p.devices, old) // the same device, paired again: its old key is done
-		ended = old
-	}
-	if len(p.devices) >= MaxDevices {
-		return nil, "This computer already has 3 paired devices. Unpair one there first."
-	}
-	if ended != "" && p.onRevoke != nil {
-		go p.onRevoke(ended) // ends its stream; outside the lock
-	}
-	dev := &Device{ID: "lan-" + randomID(9), Name: name, Grant: d.grant, Paired: time.Now(), LastSeen: time.Now(), key: randomKey()}
-	p.devices[dev.ID] = dev
-	p.saveLocked()
-	p.rotateLocked() // a link pairs one device
-	return dev, ""
+	p.junk.charge(from, now)
 }
 
 // keep restores the devices kept from an earlier run and saves every
-// change from now on. A kept device with a malformed key or grant is left
+// change from now on. A kept device with malformed secrets or grant is left
 // out (and so unpaired), never trusted.
 func (p *Pairing) keep(k Keeper, st trust.LANState, port int, log *slog.Logger) {
 	p.mu.Lock()
@@ -332,13 +468,18 @@ func (p *Pairing) keep(k Keeper, st trust.LANState, port int, log *slog.Logger) 
 	for _, d := range st.Devices {
 		ids[d.ID]++
 	}
+	dropped := false
 	for _, d := range st.Devices {
 		why := ""
 		switch {
 		case ids[d.ID] > 1:
 			why = "its id appears more than once (none of them is trusted)"
-		case len(d.Key) != len(rpc.Key{}):
-			why = "its key is not 32 bytes"
+		case len(d.Stored) != len(rpc.Key{}) && len(d.Key) > 0:
+			why = "it paired before pairing agreed its keys, so it must pair again"
+		case len(d.Stored) != len(rpc.Key{}):
+			why = "its stored secret is not 32 bytes"
+		case d.Fingerprint == "":
+			why = "it has no fingerprint"
 		case d.Grant == trust.None:
 			why = "it has no grant"
 		case !validDeviceID(d.ID):
@@ -348,20 +489,39 @@ func (p *Pairing) keep(k Keeper, st trust.LANState, port int, log *slog.Logger) 
 		}
 		if why != "" {
 			log.Warn("a kept LAN device is left out and must pair again", "device", d.ID, "why", why)
+			dropped = true
 			continue
 		}
-		dev := &Device{ID: d.ID, Name: d.Name, Grant: d.Grant, Paired: d.Paired, LastSeen: d.LastSeen}
-		copy(dev.key[:], d.Key)
+		dev := &Device{ID: d.ID, Name: d.Name, Grant: d.Grant, Kind: d.Kind, Paired: d.Paired, LastSeen: d.LastSeen,
+			Fingerprint: d.Fingerprint, origin: d.Origin, storedRun: d.StoredRun}
+		copy(dev.stored[:], d.Stored)
+		for _, t := range d.Tickets {
+			if len(t.Secret) == len(rpc.Key{}) && t.ID != "" && len(dev.tickets) < maxTickets {
+				tk := ticket{id: t.ID, used: t.Used}
+				copy(tk.secret[:], t.Secret)
+				dev.tickets = append(dev.tickets, tk)
+			}
+		}
 		p.devices[d.ID] = dev
 	}
-	if st.Port != port {
+	if st.Port != port || dropped {
 		p.saveLocked()
 	}
 }
 
-// validDeviceID is the shape hello gives a LAN device's id.
+// validDeviceID is the shape pairing gives a LAN device's id.
 func validDeviceID(id string) bool {
-	return len(id) > 4 && len(id) <= 64 && id[:4] == "lan-"
+	return len(id) > 4 && len(id) <= 64 && id[:4] == "lan-" && printableID(id)
+}
+
+// printableID: ids travel in addresses and logs, and never hold '|'.
+func printableID(id string) bool {
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return id != ""
 }
 
 // saveLocked writes the devices and port for the next run.
@@ -371,7 +531,12 @@ func (p *Pairing) saveLocked() {
 	}
 	st := trust.LANState{Port: p.port, Devices: []trust.LANDevice{}}
 	for _, d := range p.devices {
-		st.Devices = append(st.Devices, trust.LANDevice{ID: d.ID, Name: d.Name, Grant: d.Grant, Paired: d.Paired, LastSeen: d.LastSeen, Key: append([]byte(nil), d.key[:]...)})
+		kd := trust.LANDevice{ID: d.ID, Name: d.Name, Grant: d.Grant, Kind: d.Kind, Origin: d.origin, Paired: d.Paired,
+			LastSeen: d.LastSeen, Fingerprint: d.Fingerprint, Stored: append([]byte(nil), d.stored[:]...), StoredRun: d.storedRun}
+		for _, t := range d.tickets {
+			kd.Tickets = append(kd.Tickets, trust.LANTicket{ID: t.id, Secret: append([]byte(nil), t.secret[:]...), Used: t.used})
+		}
+		st.Devices = append(st.Devices, kd)
 	}
 	slices.SortFunc(st.Devices, func(a, b trust.LANDevice) int { return a.Paired.Compare(b.Paired) })
 	if err := p.keeper.SaveLAN(st); err != nil && p.log != nil {
@@ -407,7 +572,7 @@ func (p *Pairing) Rename(id, name string) bool {
 	return true
 }
 
-// wait is how long a hello waits for a decision.
+// wait is how long a request waits for a decision.
 func (p *Pairing) wait() time.Duration {
 	if p.decisionWaitForTest > 0 {
 		return p.decisionWaitForTest
@@ -415,4 +580,96 @@ func (p *Pairing) wait() time.Duration {
 	return decisionWait
 }
 
-func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+// errPairing is a refusal of a pairing step, with the status and code the
+// page branches on and the sentence it shows.
+type errPairing struct {
+	status int
+	code   string
+	msg    string
+}
+
+func (e *errPairing) Error() string { return e.msg }
+
+// offerLocked answers a device's first message: a handshake of its own,
+// bounded per sender address and in all.
+func (p *Pairing) offerLocked(o *offer) error {
+	p.expireLocked(o.created)
+	n, mine := 0, 0
+	for _, x := range p.offers {
+		if x.req == nil {
+			n++
+			if x.from == o.from {
+				mine++
+			}
+		}
+	}
+	if n >= maxOffers || mine >= maxOffersPerAddr {
+		return &errPairing{429, "busy", msgTooMany}
+	}
+	o.id = randomID(16)
+	p.offers[o.id] = o
+	return nil
+}
+
+// revealLocked makes a revealed handshake a waiting request, which the
+// person at the computer sees with its code.
+func (p *Pairing) revealLocked(o *offer, now time.Time) error {
+	if o.req != nil {
+		return nil // a repeated reveal: the request is there
+	}
+	p.expireLocked(now)
+	mine := 0
+	for _, r := range p.requests {
+		if r.offer.from == o.from {
+			mine++
+		}
+	}
+	if len(p.requests) >= maxWaiting || mine >= maxWaitingPerAddr {
+		return &errPairing{429, "busy", msgWaitingFull}
+	}
+	r := &Request{ID: randomID(8), Code: o.hs.code(), Kind: KindPair, Name: o.hs.name, From: o.from.String(), At: now,
+		Ends: now.Add(p.wait()), offer: o, done: make(chan struct{})}
+	if o.device != "" {
+		dev := p.devices[o.device]
+		if dev == nil {
+			return &errPairing{403, "unpaired", msgNotPaired}
+		}
+		r.Kind, r.Device, r.Grant, r.Name = KindReconnect, dev.ID, dev.Grant, dev.Name
+	} else {
+		r.Replaces = p.namedLocked(r.Name)
+		if len(p.devices) >= MaxDevices && r.Replaces == "" {
+			return &errPairing{409, "full", msgFull}
+		}
+	}
+	o.req = r
+	p.requests = append(p.requests, r)
+	p.bumpLocked()
+	return nil
+}
+
+// await waits for the person's decision on a request (or ctx).
+func (p *Pairing) await(ctx context.Context, r *Request) (pairOutcome, bool) {
+	timer := time.NewTimer(time.Until(r.Ends) + time.Second)
+	defer timer.Stop()
+	select {
+	case <-r.done:
+		return r.outcome, true
+	case <-timer.C:
+		p.mu.Lock()
+		p.expireLocked(time.Now())
+		p.mu.Unlock()
+		select {
+		case <-r.done:
+			return r.outcome, true
+		default:
+			return pairOutcome{}, false
+		}
+	case <-ctx.Done():
+		return pairOutcome{}, false
+	}
+}
+
+// describe names a request for a log line.
+func (r *Request) describe() string {
+	return fmt.Sprintf("%s request %s from %s", r.Kind, r.ID, r.From)
+}

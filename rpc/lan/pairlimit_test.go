@@ -2,6 +2,8 @@ package lan
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
@@ -20,10 +22,10 @@ func clientFrom(local string) *http.Client {
 	return &http.Client{Timeout: 70 * time.Second, Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
 }
 
-// Junk hellos from one address are limited to that address: they do not
-// stop a device at another address from pairing, and the sender of junk
-// that then holds the real link still gets through.
-func TestJunkHellosAreLimitedPerSender(t *testing.T) {
+// Junk from one address is limited to that address: it does not stop a
+// device at another address from pairing, and the sender of junk that then
+// holds the real link still gets through.
+func TestJunkIsLimitedPerSender(t *testing.T) {
 	f := newFixture(t, nil)
 	l, _ := ParseLink(f.srv.Pairing().Link())
 	wrong := l
@@ -31,132 +33,187 @@ func TestJunkHellosAreLimitedPerSender(t *testing.T) {
 	attacker := clientFrom("127.0.0.2")
 	refusedAt := -1
 	for i := range 30 {
-		_, err := Pair(context.Background(), attacker, wrong, "junk")
+		_, err := Pair(context.Background(), attacker, wrong, "junk", nil)
 		if refusal.Sentence(err) == msgTooMany {
 			refusedAt = i
 			break
 		}
 		if refusal.Sentence(err) != msgOldLink {
-			t.Fatalf("junk hello %d: %v", i, err)
+			t.Fatalf("junk %d: %v", i, err)
 		}
 	}
 	if refusedAt < 0 {
-		t.Fatal("30 junk hellos from one address in a minute were all answered: no limit per sender")
+		t.Fatal("30 junk messages from one address in a minute were all answered: no limit per sender")
 	}
-	t.Logf("junk from 127.0.0.2 limited after %d hellos", refusedAt)
+	t.Logf("junk from 127.0.0.2 limited after %d messages", refusedAt)
 	if _, err := f.pair(t, trust.View); err != nil {
-		t.Fatalf("a valid hello from 127.0.0.1 after junk from 127.0.0.2: %v", err)
+		t.Fatalf("a valid pairing from 127.0.0.1 after junk from 127.0.0.2: %v", err)
 	}
-	// The junk sender itself, once it holds the (new) link, gets through.
 	next, _ := ParseLink(f.srv.Pairing().Link())
-	go decideFirst(f, trust.View)
-	if _, err := Pair(context.Background(), attacker, next, "now with the link"); err != nil {
-		t.Fatalf("a valid hello from an address over its junk budget: %v", err)
-	}
-	if st, _ := f.srv.Pairing().Status(); st.Warning != "" {
-		t.Fatalf("junk from one address replaced the link: %q", st.Warning)
+	if _, err := f.pairThrough(t, attacker, next, "now with the link", trust.View); err != nil {
+		t.Fatalf("a valid pairing from an address over its junk budget: %v", err)
 	}
 }
 
-// decideFirst allows (or with trust.None denies) the next pair request.
-func decideFirst(f *fixture, g trust.Grant) {
+// waitRequests waits until n requests wait, and returns them.
+func waitRequests(t *testing.T, p *Pairing, n int) []*Request {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
 	for {
-		st, ch := f.srv.Pairing().Status()
-		if st.Request != nil {
-			f.srv.Pairing().Decide(st.Request.ID, g != trust.None, g)
-			return
+		st, ch := p.Status()
+		if len(st.Requests) >= n {
+			return st.Requests
 		}
 		select {
 		case <-ch:
-		case <-time.After(10 * time.Second):
-			return
+		case <-timeout:
+			t.Fatalf("%d requests wait, want %d", len(st.Requests), n)
 		}
 	}
 }
 
-// The device and the computer show the same pair code for one request, and
-// two requests through the same link show different codes.
+// asking starts a pairing in the background; its code and result come on
+// the channels.
+func asking(hc *http.Client, l Link, name string) (<-chan string, <-chan error) {
+	codes, done := make(chan string, 1), make(chan error, 1)
+	go func() {
+		_, err := Pair(context.Background(), hc, l, name, func(c string) { codes <- c })
+		done <- err
+	}()
+	return codes, done
+}
+
+// The device and the computer show the same pair code for one request;
+// two requests through the same link show different codes; the control
+// socket's listing carries them (gatehouse devices).
 func TestPairCodeMatchesAndDiffers(t *testing.T) {
 	f := newFixture(t, nil)
 	l, _ := ParseLink(f.srv.Pairing().Link())
-	var codes []string
-	for i := range 2 {
-		shown := make(chan string, 1)
-		done := make(chan error, 1)
-		go func() {
-			_, err := PairShowingCode(context.Background(), f.hc, l, "Test browser", func(c string) { shown <- c })
-			done <- err
-		}()
-		device := <-shown
-		var host string
-		for host == "" {
-			st, ch := f.srv.Pairing().Status()
-			if st.Request != nil {
-				host = st.Request.Code
-				f.srv.Pairing().Decide(st.Request.ID, false, trust.None) // deny: the link stays
-				break
-			}
-			select {
-			case <-ch:
-			case <-time.After(5 * time.Second):
-				t.Fatal("no pair request")
-			}
-		}
-		if err := <-done; err == nil || !strings.Contains(refusal.Sentence(err), "did not allow") {
-			t.Fatalf("request %d: %v", i, err)
-		}
-		if device != host || len(device) != 7 {
-			t.Fatalf("request %d: the device shows %q, the computer %q", i, device, host)
-		}
-		codes = append(codes, host)
-	}
-	if codes[0] == codes[1] {
-		t.Fatalf("two requests show the same code %q", codes[0])
-	}
-	// The control socket's listing carries it too (gatehouse devices).
 	dir := t.TempDir()
 	stop, err := f.srv.ServeControl(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stop()
-	shown := make(chan string, 1)
-	go func() {
-		_, _ = PairShowingCode(context.Background(), f.hc, l, "Test browser", func(c string) { shown <- c })
-	}()
-	device := <-shown
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		ans, err := Control(dir, ControlRequest{Op: "status"})
-		if err == nil && ans.Status.Request != nil {
-			if ans.Status.Request.Code != device {
-				t.Fatalf("devices lists code %q, the device shows %q", ans.Status.Request.Code, device)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no request listed on the control socket")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if _, err := Control(dir, ControlRequest{Op: "deny"}); err != nil {
+	code1, done1 := asking(f.hc, l, "Test browser")
+	code2, done2 := asking(clientFrom("127.0.0.2"), l, "Another browser")
+	device := []string{<-code1, <-code2}
+	reqs := waitRequests(t, f.srv.Pairing(), 2)
+	ans, err := Control(dir, ControlRequest{Op: "status"})
+	if err != nil {
 		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, r := range ans.Status.Requests {
+		listed[r.Code] = true
+	}
+	for i, c := range device {
+		if len(c) != 7 || !listed[c] {
+			t.Fatalf("device %d shows %q; the computer lists %+v", i, c, reqs)
+		}
+	}
+	if device[0] == device[1] {
+		t.Fatalf("two requests show the same code %q", device[0])
+	}
+	for _, c := range device {
+		if _, err := Control(dir, ControlRequest{Op: "deny", Request: c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, done := range []<-chan error{done1, done2} {
+		if err := <-done; err == nil || !strings.Contains(refusal.Sentence(err), "did not allow") {
+			t.Fatalf("a denied request: %v", err)
+		}
 	}
 }
 
-// pairCodeVector is PairCode("link-id", key 0..31, "c2VhbGVk"); web/test/paircode.test.mjs checks the page computes the same.
-const pairCodeVector = "251 825"
-
-// PairCode is fixed by its inputs (web/test checks the page's against it).
-func TestPairCodeVector(t *testing.T) {
-	var key [32]byte
-	for i := range key {
-		key[i] = byte(i)
+// allowWhateverWaits is the person's allow as gatehouse had it before an
+// allow named its request: it took whichever request waited at that
+// moment.
+func allowWhateverWaits(p *Pairing, g trust.Grant) error {
+	st, _ := p.Status()
+	if len(st.Requests) == 0 {
+		return ErrNoSuchRequest
 	}
-	got := PairCode("link-id", key, "c2VhbGVk")
-	t.Logf("PairCode vector: %s", got)
-	if got != pairCodeVector {
-		t.Fatalf("PairCode = %q, want %q", got, pairCodeVector)
+	return p.Decide(st.Requests[len(st.Requests)-1].ID, true, g)
+}
+
+// An allow names what it allows. The attack: a holder of the link keeps
+// asking; the phone's request times out, the attacker's takes its place,
+// and the person's allow, typed for the phone, pairs the attacker. With the
+// allow bound to whatever waits, it does; named by the phone's code, it
+// allows nothing, and with several waiting nothing is allowed unnamed.
+func TestAllowNamesWhatItAllows(t *testing.T) {
+	for _, named := range []bool{false, true} {
+		t.Run(fmt.Sprintf("named=%v", named), func(t *testing.T) {
+			f := newFixture(t, func(o *Options) { o.DecisionWaitForTest = 500 * time.Millisecond })
+			l, _ := ParseLink(f.srv.Pairing().Link())
+			phoneCode, phoneDone := asking(f.hc, l, "Safari on iPhone")
+			code := <-phoneCode // the person reads this code on the phone
+			if err := <-phoneDone; err == nil {
+				t.Fatal("the phone's request did not time out")
+			}
+			f.srv.pairing.decisionWaitForTest = 20 * time.Second
+			_, attackerDone := asking(clientFrom("127.0.0.2"), l, "Safari on iPhone")
+			waitRequests(t, f.srv.Pairing(), 1)
+			var err error
+			if named {
+				err = f.srv.Pairing().Decide(code, true, trust.Full)
+			} else {
+				err = allowWhateverWaits(f.srv.Pairing(), trust.Full)
+			}
+			if !named {
+				if err != nil || <-attackerDone != nil {
+					t.Fatalf("the attack did not work with the allow bound to whatever waits: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrNoSuchRequest) {
+				t.Fatalf("an allow naming the phone's code: %v", err)
+			}
+			if err := f.srv.Pairing().Decide("", true, trust.Full); !errors.Is(err, ErrNameTheRequest) {
+				t.Fatalf("an allow naming nothing: %v", err)
+			}
+			if st, _ := f.srv.Pairing().Status(); len(st.Devices) != 0 {
+				t.Fatalf("paired: %+v", st.Devices)
+			}
+			f.srv.Pairing().DenyAll()
+			<-attackerDone
+		})
+	}
+}
+
+// A holder of the link cannot hold the only waiting slot: each address
+// waits in at most 2 of the 8, so a request from the phone's address still
+// gets in; a new link (devices link --new) ends what came through the old.
+func TestALinkHolderCannotTakeEverySlot(t *testing.T) {
+	f := newFixture(t, nil)
+	l, _ := ParseLink(f.srv.Pairing().Link())
+	attacker := clientFrom("127.0.0.2")
+	results := make(chan error, maxWaitingPerAddr+2)
+	for range maxWaitingPerAddr + 2 {
+		_, d := asking(attacker, l, "attacker")
+		go func() { results <- <-d }()
+	}
+	waitRequests(t, f.srv.Pairing(), maxWaitingPerAddr)
+	for range 2 {
+		select {
+		case err := <-results:
+			if err == nil || !strings.Contains(refusal.Sentence(err), "already waiting") {
+				t.Fatalf("an address over its waiting slots: %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("an address held more than %d waiting slots", maxWaitingPerAddr)
+		}
+	}
+	if _, err := f.pairThrough(t, f.hc, l, "the phone", trust.View); err != nil {
+		t.Fatalf("the phone beside a link holder's requests: %v", err)
+	}
+	// Pairing spent the link: the attacker's waiting requests ended with it.
+	for range maxWaitingPerAddr {
+		if err := <-results; err == nil || refusal.Sentence(err) != msgOldLink {
+			t.Fatalf("a request of the spent link: %v", err)
+		}
 	}
 }
 

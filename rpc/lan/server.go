@@ -3,22 +3,29 @@
 // same rpc host as every other transport.
 //
 // It listens on exactly one address of those kinds (or loopback), never a
-// public one or all interfaces. Every body except the static page is sealed
-// with XChaCha20-Poly1305: the hello with the link's key, calls and events
-// with the device's own key. Pairings live in memory and end with the
-// server. Nothing pairs without the person at the computer allowing it.
+// public one or all interfaces. Nothing pairs without the person at the
+// computer allowing the request whose code the device in their hand shows.
+// No key ever travels, not even under the link's key: pairing agrees a
+// device's secrets with an X25519 exchange and a compared code (agree.go);
+// a device opens a session with a fresh exchange of its own (sessions.go),
+// and every call, reply and event is sealed with that session's key
+// (XChaCha20-Poly1305). Sessions live in memory, so nothing recorded
+// replays after a restart; a page's stored secret is good only in the
+// serve run that gave it, so whatever served the page's address while
+// serve was stopped learned nothing it can use. Pairings are kept in the
+// state folder (Options.Keep) and survive a restart.
 //
 // Known limit: the page itself is plain HTTP. Sealing defeats a passive
 // listener and replays, not someone who can change traffic on the network
 // (ARP spoofing, a hostile hotspot), who could serve a changed page. Prefer
-// Tailscale on networks you do not trust.
+// Tailscale on networks you do not trust. docs/lan.md has the protocol and
+// its threat model.
 package lan
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"io/fs"
 	"log/slog"
 	"mime"
@@ -36,11 +43,12 @@ import (
 
 // Body caps.
 const (
-	maxHelloBody = 16 << 10
-	maxCallBody  = rpc.MaxFrame*4/3 + 1<<10 // a sealed frame in base64, and its wrapper
-	maxEventsArg = 4 << 10
-	streamQueue  = 64
-	keepAlive    = 25 * time.Second
+	maxPairBody   = 16 << 10
+	maxResumeBody = 4 << 10
+	maxCallBody   = rpc.MaxFrame*4/3 + 1<<10 // a sealed frame in base64, and its wrapper
+	maxEventsArg  = 4 << 10
+	streamQueue   = 64
+	keepAlive     = 25 * time.Second
 )
 
 // Slow clients. A connection that sends headers and never its body, or
@@ -80,6 +88,12 @@ const (
 	msgTooLarge    = "That request is too large."
 	msgBadRequest  = "That request is not valid."
 	msgUnavailable = "That address serves only gatehouse's page."
+	msgFull        = "This computer already has 3 paired devices. Unpair one there first."
+	msgWaitingFull = "Several devices are already waiting to be allowed on this computer. Try again in a minute."
+	msgRestarted   = "gatehouse restarted on the computer since this device last reached it, so the computer must allow it again."
+	msgMoved       = "This computer now serves at another address, so this device cannot reconnect here. Scan the code that gatehouse serve shows to pair again."
+	msgSessionGone = "That session ended on the computer."
+	msgPairGone    = "That pairing request is no longer waiting. Scan the code on the computer again."
 )
 
 // Options place the server.
@@ -89,15 +103,17 @@ type Options struct {
 	Kind   Kind
 	Page   fs.FS // the page's files: index.html, app.js, style.css...
 	Logger *slog.Logger
-	// DecisionWaitForTest shortens the 50 s a hello waits.
+	// DecisionWaitForTest shortens the 50 s a request waits.
 	DecisionWaitForTest time.Duration
 	// BodyTimeoutForTest shortens the 30 s a request has to arrive whole.
 	BodyTimeoutForTest time.Duration
 	// Keep, when set, keeps the port and the paired devices (with their
-	// keys) across runs: a restart ends no pairing, and with Port 0 the
+	// secrets) across runs: a restart ends no pairing, and with Port 0 the
 	// port chosen the first time is tried again, so a page's saved address
 	// keeps working. Nil keeps them in memory only.
 	Keep Keeper
+
+	storedAcrossRunsForTest bool // see Pairing.storedAcrossRunsForTest
 }
 
 // Keeper keeps the LAN state across runs; trust.Store is one.
@@ -118,14 +134,14 @@ type Server struct {
 	log      *slog.Logger
 
 	mu      sync.Mutex
-	streams map[string]*stream
-	guards  map[string]*rpc.ReplayGuard // per device, for events openers
+	streams map[string]*stream // by session
 	closing bool
 }
 
 type stream struct {
-	ch   chan string // sealed frames
-	done chan struct{}
+	device string
+	ch     chan string // sealed frames
+	done   chan struct{}
 }
 
 // ErrHostOptionsTaken refuses host options that already carry Grants or
@@ -169,13 +185,16 @@ func Listen(o Options, ho rpc.HostOptions) (*Server, error) {
 		return nil, err
 	}
 	l = connlimit.ListenShedding(l, connsPerAddr, connsTotal)
-	s := &Server{o: o, l: l, hostport: l.Addr().String(), log: o.Logger, streams: map[string]*stream{}, guards: map[string]*rpc.ReplayGuard{}}
+	s := &Server{o: o, l: l, hostport: l.Addr().String(), log: o.Logger, streams: map[string]*stream{}}
 	s.pairing = newPairing("http://"+s.hostport+"/", o.Kind)
+	s.pairing.log = o.Logger
 	if o.Keep != nil {
 		s.pairing.keep(o.Keep, kept, l.Addr().(*net.TCPAddr).Port, o.Logger)
 	}
 	s.pairing.decisionWaitForTest = o.DecisionWaitForTest
-	s.pairing.onRevoke = func(id string) { s.endStream(id, "unpaired"); s.host.Forget(id) }
+	s.pairing.storedAcrossRunsForTest = o.storedAcrossRunsForTest
+	s.pairing.onRevoke = func(id string) { s.endDeviceStreams(id); s.host.Forget(id) }
+	s.pairing.onEnd = s.endStream
 	ho.Grants = s.pairing
 	s.host = rpc.NewHost(ho)
 	if err := s.host.AttachEvents(s.event); err != nil { // none is set: checked above
@@ -183,7 +202,8 @@ func Listen(o Options, ho rpc.HostOptions) (*Server, error) {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /rc/hello", s.handleHello)
+	mux.HandleFunc("POST /rc/pair", s.handlePair)
+	mux.HandleFunc("POST /rc/resume", s.handleResume)
 	mux.HandleFunc("POST /rc/call", s.handleCall)
 	mux.HandleFunc("GET /rc/events", s.handleEvents)
 	mux.HandleFunc("GET /", s.handlePage)
@@ -220,7 +240,7 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	for _, id := range ids {
-		s.endStream(id, "ended")
+		s.endStream(id)
 	}
 	err := s.hs.Shutdown(ctx)
 	s.host.Close()
@@ -324,258 +344,3 @@ func sealed(w http.ResponseWriter, body string) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]string{"f": body})
 }
-
-// helloAAD binds a hello and its answer to the link and their direction.
-func helloAAD(linkID, toward string) []byte { return []byte("pair:" + linkID + "|" + toward) }
-
-// Hello and its answer, the plaintexts sealed with the link key.
-type hello struct {
-	Type  string `json:"type"` // "hello"
-	Name  string `json:"name"`
-	TS    int64  `json:"ts"`
-	Nonce string `json:"nonce"`
-}
-
-type helloAnswer struct {
-	Type      string `json:"type"` // paired, refused
-	DeviceID  string `json:"deviceId,omitempty"`
-	DeviceKey string `json:"deviceKey,omitempty"` // base64url, 32 bytes
-	Grant     string `json:"grant,omitempty"`
-	Error     string `json:"error,omitempty"`
-	TS        int64  `json:"ts"`
-	Nonce     string `json:"nonce"`
-}
-
-func (s *Server) handleHello(w http.ResponseWriter, r *http.Request) {
-	from := remoteAddr(r)
-	var in struct {
-		P string `json:"p"`
-		F string `json:"f"`
-	}
-	if !readBody(w, r, maxHelloBody, &in) {
-		s.pairing.failed(from, time.Now())
-		return
-	}
-	linkID, key, guard := s.pairing.current()
-	plain, err := rpc.Open(key, in.F, helloAAD(linkID, "host"))
-	var h hello
-	if in.P != linkID || err != nil || json.Unmarshal(plain, &h) != nil || h.Type != "hello" || guard.Check(h.TS, h.Nonce) != nil {
-		s.junkHello(w, from)
-		return
-	}
-	connlimit.Working(r.Context()) // opened with the link key: wait for the person
-	name := cleanName(h.Name)
-	code := PairCode(linkID, key, in.F)
-	dev, refusal := s.pairing.hello(r.Context(), name, from.String(), code)
-	ans := helloAnswer{Type: "refused", Error: refusal, TS: time.Now().UnixMilli(), Nonce: randomID(24)}
-	if dev != nil {
-		ans = helloAnswer{Type: "paired", DeviceID: dev.ID, DeviceKey: encodeKey(dev.key), Grant: dev.Grant.String(), TS: ans.TS, Nonce: ans.Nonce}
-		s.log.Info("device paired", "device", dev.ID, "name", name, "grant", dev.Grant.String())
-	}
-	out, _ := json.Marshal(ans)
-	sealed(w, rpc.Seal(key, out, helloAAD(linkID, "device")))
-}
-
-// junkHello answers a hello that did not open (or was replayed), charging
-// it to its sender's budget: a sender over budget is told to wait.
-func (s *Server) junkHello(w http.ResponseWriter, from netip.Addr) {
-	now := time.Now()
-	if !s.pairing.junkAllowed(from, now) {
-		fail(w, http.StatusTooManyRequests, msgTooMany)
-		return
-	}
-	s.pairing.failed(from, now)
-	fail(w, http.StatusForbidden, msgOldLink)
-}
-
-// remoteAddr is the request's sender address, IPv4 in IPv6 unmapped.
-func remoteAddr(r *http.Request) netip.Addr {
-	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		return netip.Addr{}
-	}
-	return ap.Addr().Unmap()
-}
-
-// cleanName keeps a device's self-description short and printable.
-func cleanName(n string) string {
-	out := make([]rune, 0, 64)
-	for _, r := range n {
-		if len(out) == 64 {
-			break
-		}
-		if r >= 0x20 && r != 0x7f && !(r >= 0x80 && r < 0xa0) {
-			out = append(out, r)
-		}
-	}
-	if len(out) == 0 {
-		return "a browser"
-	}
-	return string(out)
-}
-
-func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		D string `json:"d"`
-		F string `json:"f"`
-	}
-	if !readBody(w, r, maxCallBody, &in) {
-		return
-	}
-	key, ok := s.pairing.device(in.D)
-	if !ok {
-		fail(w, http.StatusForbidden, msgNotPaired)
-		return
-	}
-	connlimit.Working(r.Context()) // a paired device's call: never shed while it runs
-	dev := rpc.Device{ID: in.D, Fingerprint: trust.Fingerprint(key[:])}
-	out, err := s.host.HandleSealed(r.Context(), dev, key, rpc.LANAAD(in.D, "host"), rpc.LANAAD(in.D, "device"), in.F)
-	if err != nil {
-		fail(w, http.StatusBadRequest, msgBadFrame)
-		return
-	}
-	s.pairing.seen(in.D)
-	sealed(w, out)
-}
-
-// event seals a host event for a device with an open stream.
-func (s *Server) event(deviceID string, ev rpc.Event) {
-	key, ok := s.pairing.device(deviceID)
-	if !ok {
-		return
-	}
-	plain, err := json.Marshal(ev)
-	if err != nil {
-		return
-	}
-	s.mu.Lock()
-	st := s.streams[deviceID]
-	s.mu.Unlock()
-	if st == nil {
-		return
-	}
-	select {
-	case st.ch <- rpc.Seal(key, plain, rpc.LANAAD(deviceID, "device")):
-	default: // a page that does not read its events loses some; status is re-read on demand
-	}
-}
-
-// endStream sends a stream its last word (ended or unpaired) and closes it.
-func (s *Server) endStream(deviceID, kind string) {
-	s.mu.Lock()
-	st := s.streams[deviceID]
-	delete(s.streams, deviceID)
-	delete(s.guards, deviceID)
-	s.mu.Unlock()
-	if st == nil {
-		return
-	}
-	close(st.done)
-}
-
-func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
-	d, f := r.URL.Query().Get("d"), r.URL.Query().Get("f")
-	if len(d) > 200 || len(f) > maxEventsArg {
-		fail(w, http.StatusRequestEntityTooLarge, msgTooLarge)
-		return
-	}
-	key, ok := s.pairing.device(d)
-	if !ok {
-		fail(w, http.StatusForbidden, msgNotPaired)
-		return
-	}
-	plain, err := rpc.Open(key, f, rpc.LANAAD(d, "host"))
-	var opener struct {
-		Type   string `json:"type"`
-		Method string `json:"method"`
-		TS     int64  `json:"ts"`
-		Nonce  string `json:"nonce"`
-	}
-	if err != nil || json.Unmarshal(plain, &opener) != nil || opener.Type != "req" || opener.Method != "events" || s.eventsGuard(d).Check(opener.TS, opener.Nonce) != nil {
-		fail(w, http.StatusBadRequest, msgBadFrame)
-		return
-	}
-	_, ok = w.(http.Flusher)
-	if !ok {
-		fail(w, http.StatusInternalServerError, msgBadRequest)
-		return
-	}
-	connlimit.Working(r.Context()) // a paired page's event stream
-	st := &stream{ch: make(chan string, streamQueue), done: make(chan struct{})}
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
-		fail(w, http.StatusServiceUnavailable, msgStopped)
-		return
-	}
-	old := s.streams[d]
-	s.streams[d] = st
-	s.mu.Unlock()
-	if old != nil {
-		close(old.done) // one stream per device: the newer wins
-	}
-	bodyRead(w) // the stream lives as long as the pairing; each write has its own deadline
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	send := func(text string) error {
-		writeSoon(w)
-		if _, err := io.WriteString(w, text); err != nil {
-			return err
-		}
-		return http.NewResponseController(w).Flush()
-	}
-	if send("") != nil {
-		return
-	}
-	tick := time.NewTicker(keepAlive)
-	defer tick.Stop()
-	last := func(kind string) {
-		end, _ := json.Marshal(map[string]any{"type": kind, "ts": time.Now().UnixMilli(), "nonce": randomID(24)})
-		_ = send("data: " + rpc.Seal(key, end, rpc.LANAAD(d, "device")) + "\n\n")
-	}
-	for {
-		select {
-		case body := <-st.ch:
-			if send("data: "+body+"\n\n") != nil {
-				return
-			}
-		case <-tick.C:
-			if send(": keep-alive\n\n") != nil {
-				return
-			}
-		case <-st.done:
-			s.mu.Lock()
-			closing, replaced := s.closing, s.streams[d] != nil && s.streams[d] != st
-			s.mu.Unlock()
-			_, stillPaired := s.pairing.device(d)
-			switch {
-			case replaced:
-			case closing:
-				last("ended")
-			case !stillPaired:
-				last("unpaired")
-			}
-			return
-		case <-r.Context().Done():
-			s.mu.Lock()
-			if s.streams[d] == st {
-				delete(s.streams, d)
-			}
-			s.mu.Unlock()
-			return
-		}
-	}
-}
-
-func (s *Server) eventsGuard(d string) *rpc.ReplayGuard {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	g := s.guards[d]
-	if g == nil {
-		g = rpc.NewReplayGuard()
-		s.guards[d] = g
-	}
-	return g
-}
-
-func encodeKey(k rpc.Key) string { return b64(k[:]) }

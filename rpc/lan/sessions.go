@@ -1,0 +1,244 @@
+package lan
+
+import (
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/gatehouse/gatehouse/rpc"
+)
+
+// Sessions. A device calls through a session it opened with a resume: a
+// fresh X25519 exchange authenticated by its stored secret or by a ticket.
+// Sessions live in this serve's memory only, so a frame recorded in one run
+// opens nothing in the next; each open page has its own, so two tabs never
+// take each other's event stream.
+//
+// Which secret may resume when:
+//   - a ticket (held in the memory of a page that stayed open, or in
+//     gatehouse call's owner-only file), always;
+//   - the stored secret (a page's browser storage), only in the serve run
+//     that gave it: whatever serves the page's address while serve is
+//     stopped (another local user on the kept port, the same address on
+//     another network) can read that storage, so after a restart a page
+//     without a ticket reconnects, and the person at the computer allows it
+//     by its code. The first ticket resume of a run gives the device a new
+//     stored secret, so what was stored before the restart is spent.
+const (
+	maxSessionsPerDevice = 16             // open pages and calls of one device; the oldest goes first
+	sessionIdle          = 12 * time.Hour // a session unused this long ends
+	maxTickets           = 16             // tickets kept per device; the oldest goes first
+	ticketLife           = 30 * 24 * time.Hour
+)
+
+type ticket struct {
+	id     string
+	secret rpc.Key
+	used   time.Time
+}
+
+type session struct {
+	id, device, fp string
+	keys           sessionSecrets
+	used           time.Time
+	headers        *rpc.ReplayGuard // nonces of calls' authenticated headers
+	events         *rpc.ReplayGuard // event stream openers
+}
+
+// resumeMsg is a resume's plaintext, and resumeAnswer its answer's.
+type resumeMsg struct {
+	Type  string `json:"type"` // "resume"
+	PK    string `json:"pk"`   // the device's fresh X25519 key, base64url
+	TS    int64  `json:"ts"`
+	Nonce string `json:"nonce"`
+}
+
+type resumeAnswer struct {
+	Type    string `json:"type"` // "session"
+	Session string `json:"s"`
+	PK      string `json:"pk"` // the computer's fresh X25519 key
+	Re      string `json:"re"` // the resume's nonce: this answer is for it
+	Grant   string `json:"grant"`
+	Name    string `json:"name"`
+	Device  string `json:"device"`
+	// Rotate says the stored secret changed: the device derives the new one
+	// from this session and stores it in place of the old.
+	Rotate bool   `json:"rotate,omitempty"`
+	TS     int64  `json:"ts"`
+	Nonce  string `json:"nonce"`
+}
+
+// resumeAAD binds a resume and its answer to the device, the secret that
+// seals it, and their direction.
+func resumeAAD(deviceID, mode, ticketID, toward string) []byte {
+	return []byte("resume:" + deviceID + "|" + mode + "|" + ticketID + "|" + toward)
+}
+
+// Resume refusals, each with what the device does next.
+var (
+	errResumeUnpaired  = &errPairing{403, "unpaired", msgNotPaired}
+	errResumeNoTicket  = &errPairing{409, "ticket", "That ticket is not known here."}
+	errResumeRestarted = &errPairing{409, "restarted", msgRestarted}
+	errResumeClock     = &errPairing{400, "clock", "That request was stamped at another time than this computer's clock."}
+	errResumeBusy      = &errPairing{429, "busy", msgTooMany}
+)
+
+// resume opens a session for device d, whose frame is sealed under the
+// secret mode names. It returns the sealed answer.
+func (p *Pairing) resume(d, mode, ticketID, frame string, now time.Time) (string, *session, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	dev := p.devices[d]
+	if dev == nil {
+		return "", nil, errResumeUnpaired
+	}
+	var secret rpc.Key
+	var tk *ticket
+	switch mode {
+	case modeStored:
+		if ticketID != "" {
+			return "", nil, errResumeUnpaired
+		}
+		secret = dev.stored
+	case modeTicket:
+		i := slices.IndexFunc(dev.tickets, func(t ticket) bool {
+			return subtle.ConstantTimeCompare([]byte(t.id), []byte(ticketID)) == 1 && now.Sub(t.used) < ticketLife
+		})
+		if i < 0 {
+			return "", nil, errResumeNoTicket
+		}
+		tk = &dev.tickets[i]
+		secret = tk.secret
+	default:
+		return "", nil, errResumeUnpaired
+	}
+	k := resumeKey(secret, mode, d, ticketID)
+	plain, err := rpc.Open(k, frame, resumeAAD(d, mode, ticketID, "host"))
+	var m resumeMsg
+	if err != nil || json.Unmarshal(plain, &m) != nil || m.Type != "resume" {
+		if mode == modeTicket {
+			return "", nil, errResumeNoTicket
+		}
+		return "", nil, errResumeUnpaired
+	}
+	// A resume stamped before this serve started was recorded in an earlier
+	// run (while serve was stopped, by whatever answered at its address):
+	// refused, as is one out of the window. The device re-stamps it with
+	// this computer's clock, which the refusal tells it.
+	if m.TS < p.started.UnixMilli() {
+		return "", nil, errResumeClock
+	}
+	g := p.resumes[d]
+	if g == nil {
+		g = rpc.NewReplayGuard()
+		p.resumes[d] = g
+	}
+	if err := g.Check(m.TS, m.Nonce); err != nil {
+		if errors.Is(err, rpc.ErrBusy) {
+			return "", nil, errResumeBusy
+		}
+		return "", nil, errResumeClock
+	}
+	if mode == modeStored && dev.storedRun != p.run && !p.storedAcrossRunsForTest {
+		return "", nil, errResumeRestarted
+	}
+	pkE, err := base64.RawURLEncoding.DecodeString(m.PK)
+	if err != nil {
+		return "", nil, errResumeUnpaired
+	}
+	e := newX25519()
+	dh, err := exchange(e, pkE)
+	if err != nil {
+		return "", nil, errResumeUnpaired
+	}
+	sid := randomID(12)
+	keys := sessionKeys(dh, secret, d, sid, pkE, e.PublicKey().Bytes())
+	ans := resumeAnswer{Type: "session", Session: sid, PK: b64(e.PublicKey().Bytes()), Re: m.Nonce, Grant: dev.Grant.String(),
+		Name: dev.Name, Device: d, TS: now.UnixMilli(), Nonce: randomID(24)}
+	if dev.storedRun != p.run {
+		// The first ticket resume of this run: what was stored before the
+		// restart is spent.
+		dev.stored, dev.storedRun, ans.Rotate = keys.stored, p.run, true
+	}
+	if tk != nil {
+		tk.used = now
+	}
+	dev.tickets = slices.Insert(dev.tickets, 0, ticket{id: sid, secret: keys.ticket, used: now})
+	slices.SortStableFunc(dev.tickets, func(a, b ticket) int { return b.used.Compare(a.used) })
+	dev.tickets = slices.DeleteFunc(dev.tickets, func(t ticket) bool { return now.Sub(t.used) >= ticketLife })
+	if len(dev.tickets) > maxTickets {
+		dev.tickets = dev.tickets[:maxTickets]
+	}
+	se := &session{id: sid, device: d, fp: dev.Fingerprint, keys: keys, used: now, headers: rpc.NewReplayGuard(), events: rpc.NewReplayGuard()}
+	p.addSessionLocked(se, now)
+	dev.LastSeen = now
+	p.saveLocked()
+	out, _ := json.Marshal(ans)
+	return rpc.Seal(k, out, resumeAAD(d, mode, ticketID, "device")), se, nil
+}
+
+// addSessionLocked keeps a session, ending the device's least recently
+// used one beyond maxSessionsPerDevice and any left idle.
+func (p *Pairing) addSessionLocked(se *session, now time.Time) {
+	var mine []*session
+	for id, x := range p.sessions {
+		if now.Sub(x.used) > sessionIdle {
+			p.endSessionLocked(id)
+			continue
+		}
+		if x.device == se.device {
+			mine = append(mine, x)
+		}
+	}
+	slices.SortFunc(mine, func(a, b *session) int { return a.used.Compare(b.used) })
+	for len(mine) >= maxSessionsPerDevice {
+		p.endSessionLocked(mine[0].id)
+		mine = mine[1:]
+	}
+	p.sessions[se.id] = se
+}
+
+// session is device d's open session sid, while the device is paired with
+// the secrets the session was agreed under.
+func (p *Pairing) session(d, sid string) (*session, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	se := p.sessions[sid]
+	dev := p.devices[d]
+	if se == nil || se.device != d || dev == nil || dev.Fingerprint != se.fp {
+		return nil, false
+	}
+	se.used = time.Now()
+	return se, true
+}
+
+// sessionsOf lists device d's sessions.
+func (p *Pairing) sessionsOf(d string) []*session {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []*session
+	for _, se := range p.sessions {
+		if se.device == d {
+			out = append(out, se)
+		}
+	}
+	return out
+}
+
+func (p *Pairing) endSessionsLocked(d string) {
+	for id, se := range p.sessions {
+		if se.device == d {
+			p.endSessionLocked(id)
+		}
+	}
+}
+
+func (p *Pairing) endSessionLocked(id string) {
+	delete(p.sessions, id)
+	if p.onEnd != nil {
+		go p.onEnd(id) // closes its stream; outside the lock
+	}
+}
