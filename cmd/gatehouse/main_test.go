@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/internal/leakcheck"
 	"github.com/gatehouse/gatehouse/rpc"
+	"github.com/gatehouse/gatehouse/rpc/lan"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -83,6 +84,21 @@ func TestScripts(t *testing.T) {
 					v = m[1]
 				}
 				ts.Setenv(args[0], v)
+			},
+			// waitrequest NAME waits up to 20 s for a device to ask the
+			// running serve (GATEHOUSE_HOME's) to pair, and sets $NAME to its
+			// pair code's digits, as the person reads it in 'gatehouse devices'.
+			"waitrequest": func(ts *testscript.TestScript, neg bool, args []string) {
+				for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+					ans, err := lan.Control(ts.Getenv("GATEHOUSE_HOME"), lan.ControlRequest{Op: "status"})
+					if err == nil && len(ans.Status.Requests) > 0 {
+						ts.Setenv(args[0], strings.ReplaceAll(ans.Status.Requests[0].Code, " ", ""))
+						return
+					}
+					if time.Now().After(deadline) {
+						ts.Fatalf("no device asked to pair")
+					}
+				}
 			},
 			"mknul": func(ts *testscript.TestScript, neg bool, args []string) {
 				ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.Join(args[1:], "\x00")+"\x00"), 0o644))
