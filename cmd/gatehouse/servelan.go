@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -137,8 +138,19 @@ type tui struct {
 	quiet  bool
 	mu     sync.Mutex
 	showQR bool
-	asked  string // the request already prompted for
+	// The request on screen, and since when: a key answers that request
+	// and no other, and only once it has been on screen for settle, so a
+	// request that takes another's place just as a key is pressed is
+	// never the one allowed.
+	shown   string
+	shownAt time.Time
+	settle  time.Duration
+	listed  map[string]bool // requests already reported (quiet)
 }
+
+// settleTime is how long a request must have been on screen before a key
+// answers it.
+const settleTime = 1500 * time.Millisecond
 
 func (t *tui) say(format string, a ...any) {
 	t.mu.Lock()
@@ -152,11 +164,11 @@ func (t *tui) banner() {
 		t.say("%s\n", lanThreat)
 	}
 	if t.quiet {
-		t.say("Get the pairing link with 'gatehouse devices link'; allow a device with 'gatehouse devices allow --grant view|control|full'.\n")
+		t.say("Get the pairing link with 'gatehouse devices link'; allow a device with 'gatehouse devices allow CODE --grant view|control|full', CODE being the pair code the device shows.\n")
 		return
 	}
 	t.showLink()
-	t.say("Keys: q hide/show the code, n new link, l list devices, r ID unpair, Ctrl-C stop.\n")
+	t.say("Keys (then Enter): q hide/show the code, n new link, l list devices, r ID unpair, Ctrl-C stop.\n")
 }
 
 func (t *tui) showLink() {
@@ -185,7 +197,6 @@ func (t *tui) watch(ctx context.Context) {
 		st, changed = t.p.Status()
 		if st.Warning != warning && st.Warning != "" {
 			t.say("! %s\n", st.Warning)
-			t.showLink()
 		}
 		warning = st.Warning
 		if len(st.Devices) > devices {
@@ -193,17 +204,54 @@ func (t *tui) watch(ctx context.Context) {
 			t.showLink() // the link paired one device: this is the next one's
 		}
 		devices = len(st.Devices)
-		if r := st.Request; r != nil && r.ID != t.asked {
-			t.asked = r.ID
-			// The code tells this request from another holder of the link's:
-			// the person allows only if the device in their hand shows it.
-			if t.quiet {
-				t.say("Pair request from %q at %s with code %s%s: if the device shows the same code, allow it with 'gatehouse devices allow --grant view|control|full', or 'gatehouse devices deny'.\n", r.Name, r.From, r.Code, replacing(r))
-			} else {
-				t.say("\nPair request from %q at %s with code %s%s. Allow only if the device shows the same code: [v]iew, [c]ontrol or [f]ull access, or [d]eny? ", r.Name, r.From, r.Code, replacing(r))
+		t.prompt(st.Requests)
+	}
+}
+
+// prompt shows the oldest waiting request, one at a time (the person
+// compares one code at a time); without a terminal, each new request is
+// reported once with the command that answers it.
+func (t *tui) prompt(reqs []*lan.Request) {
+	if t.quiet {
+		t.mu.Lock()
+		if t.listed == nil {
+			t.listed = map[string]bool{}
+		}
+		var fresh []*lan.Request
+		for _, r := range reqs {
+			if !t.listed[r.ID] {
+				t.listed[r.ID] = true
+				fresh = append(fresh, r)
 			}
 		}
+		t.mu.Unlock()
+		for _, r := range fresh {
+			t.say("%s\n", requestLine(r))
+		}
+		return
 	}
+	t.mu.Lock()
+	if len(reqs) == 0 || reqs[0].ID == t.shown {
+		if len(reqs) == 0 {
+			t.shown = ""
+		}
+		t.mu.Unlock()
+		return
+	}
+	r := reqs[0]
+	t.shown, t.shownAt = r.ID, time.Now()
+	t.mu.Unlock()
+	more := ""
+	if len(reqs) > 1 {
+		more = fmt.Sprintf(" (%d more waiting after this one; if you did not make them, press n for a new link)", len(reqs)-1)
+	}
+	if r.Kind == lan.KindReconnect {
+		t.say("\n%s (%s, %s access) asks to reconnect after a restart, from %s, with code %s%s. Allow only if the device shows the same code: a then Enter to allow with %s access (v, c or f for another), d then Enter to deny. ",
+			shown(r.Name), shown(r.Device), r.Grant, r.From, r.Code, more, r.Grant)
+		return
+	}
+	t.say("\nPair request from %q at %s with code %s%s%s. Allow only if the device shows the same code: v (view), c (control) or f (full access) then Enter, or d then Enter to deny. ",
+		shown(r.Name), r.From, r.Code, replacing(r), more)
 }
 
 func deviceList(ds []lan.Device) string {
@@ -217,20 +265,50 @@ func deviceList(ds []lan.Device) string {
 	return fmt.Sprintf("%d of %d devices: %s", len(ds), lan.MaxDevices, strings.Join(parts, ", "))
 }
 
+// answer decides the request on screen with the key pressed; it says why
+// when the key does nothing.
+func (t *tui) answer(cmd string) {
+	grants := map[string]trust.Grant{"v": trust.View, "c": trust.Control, "f": trust.Full, "a": trust.None}
+	t.mu.Lock()
+	id, at := t.shown, t.shownAt
+	settle := t.settle
+	t.mu.Unlock()
+	if settle == 0 {
+		settle = settleTime
+	}
+	switch {
+	case id == "":
+		t.say("No device is waiting to be allowed.\n")
+		return
+	case time.Since(at) < settle:
+		t.say("\nThe request on screen just changed: read its code, then answer again.\n")
+		return
+	}
+	var err error
+	if cmd == "d" {
+		err = t.p.Decide(id, false, trust.None)
+	} else {
+		err = t.p.Decide(id, true, grants[cmd])
+	}
+	switch {
+	case errors.Is(err, lan.ErrGrantNeeded):
+		t.say("A new device needs a grant: v, c or f, then Enter.\n")
+	case err != nil:
+		t.say("That request is no longer waiting; nothing was allowed.\n")
+	case cmd == "d":
+		t.say("Denied.\n")
+	}
+}
+
 // keys reads the person's answers and commands, a line at a time.
 func (t *tui) keys(ctx context.Context, in io.Reader) {
 	sc := bufio.NewScanner(in)
 	for sc.Scan() && ctx.Err() == nil {
 		line := strings.TrimSpace(sc.Text())
 		cmd, arg, _ := strings.Cut(line, " ")
-		st, _ := t.p.Status()
-		grants := map[string]trust.Grant{"v": trust.View, "c": trust.Control, "f": trust.Full}
 		switch {
-		case st.Request != nil && grants[cmd] != trust.None:
-			t.p.Decide(st.Request.ID, true, grants[cmd])
-		case st.Request != nil && cmd == "d":
-			t.p.Decide(st.Request.ID, false, trust.None)
-			t.say("Denied.\n")
+		case cmd == "v" || cmd == "c" || cmd == "f" || cmd == "a" || cmd == "d":
+			t.answer(cmd)
 		case cmd == "q":
 			t.mu.Lock()
 			t.showQR = !t.showQR
@@ -240,6 +318,7 @@ func (t *tui) keys(ctx context.Context, in io.Reader) {
 			t.p.Rotate()
 			t.showLink()
 		case cmd == "l":
+			st, _ := t.p.Status()
 			t.say("%s\n", deviceList(st.Devices))
 		case cmd == "r" && arg != "":
 			if t.p.Revoke(arg) {
@@ -249,7 +328,7 @@ func (t *tui) keys(ctx context.Context, in io.Reader) {
 			}
 		case cmd == "":
 		default:
-			t.say("Keys: v/c/f allow a waiting device with that grant, d deny it; q hide/show the code, n new link, l list devices, r ID unpair.\n")
+			t.say("Keys (then Enter): v/c/f allow the device on screen with that grant, a allow a reconnecting device with its grant, d deny it; q hide/show the code, n new link, l list devices, r ID unpair.\n")
 		}
 	}
 }
