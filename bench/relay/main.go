@@ -118,7 +118,10 @@ func runRelay(dir, natsURL, node string) {
 			os.Exit(0)
 		}()
 	}
-	hs := &http.Server{Handler: srv}
+	mux := http.NewServeMux() // the metrics are off the relay's API; the bench reads them beside it
+	mux.Handle("/", srv)
+	mux.Handle("GET /metrics", srv.MetricsHandler(""))
+	hs := &http.Server{Handler: mux}
 	l, err := netListen()
 	must(err)
 	must(os.WriteFile(filepath.Join(dir, "addr-"+node), []byte(l.Addr().String()), 0o600))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -23,7 +24,7 @@ func init() {
 	register(&command{
 		name:    "relay",
 		summary: "run a relay that forwards sealed frames between devices",
-		usage:   "[--listen ADDR] [--data DIR] [--tls-cert FILE --tls-key FILE] [--github-client-id ID] [--push-webhook URL] [--max-conns-per-address N] [--max-conns N] [--database postgres://... [--nats URL [--nats-creds FILE] [--nats-ca FILE] [--nats-cert FILE --nats-key FILE]] [--node NAME]]",
+		usage:   "[--listen ADDR] [--data DIR] [--tls-cert FILE --tls-key FILE] [--proxy-header NAME [--proxy-hops N]] [--metrics-listen ADDR [--metrics-token-file FILE]] [--github-client-id ID] [--push-webhook URL] [--max-conns-per-address N] [--max-conns N] [--database postgres://... [--nats URL [--nats-creds FILE] [--nats-ca FILE] [--nats-cert FILE --nats-key FILE]] [--node NAME]]",
 		help: `Runs a relay: devices sign in to it (by invite, or with GitHub), see which of
 their devices are online, and send each other frames that are sealed end to end.
 The relay sees device ids, sizes and timing, never content: it cannot open a
@@ -39,11 +40,26 @@ Serve it over TLS with --tls-cert and --tls-key, or behind a TLS proxy on this
 machine (then --listen on a loopback address and --proxy-header X-Forwarded-For).
 Devices refuse a plain http relay unless it is on their own machine.
 
+Behind --proxy-header, the header is read only from a loopback peer, and the
+client's address (what the per-address sign-in limit counts) is the last
+element of the header, all its lines taken as one list: the one the proxy
+appended. What the client wrote before it is never read. With N proxies that
+each append (a CDN in front of the local proxy), --proxy-hops N takes the Nth
+element from the right; each proxy must be reachable only through the one
+before it. A request from the proxy with no address there is refused, and
+logged once a minute: check the header's name and the number of hops.
+
 It keeps its database (SQLite) and the secret that signs tokens in --data
 (default: the state folder's "relay" folder). Logs go to standard error;
-metrics are at /metrics (labelled with --node, default the host's name),
-liveness at /healthz and readiness at /readyz (503 while draining, or while
-the database or NATS does not answer). SIGINT or SIGTERM drain it: it
+liveness is at /healthz and readiness at /readyz (503 while draining, or
+while the database or NATS does not answer). Metrics are never on the API:
+--metrics-listen ADDR serves them at http://ADDR/metrics (Prometheus,
+labelled with --node, default the host's name); without it they are not
+served. An ADDR other than a loopback IP needs --metrics-token-file FILE
+(32 to 4096 visible characters, in a file only this user can read, e.g.
+'openssl rand -hex 32'), which a scraper sends as "Authorization: Bearer
+TOKEN" (Prometheus: authorization.credentials_file); the listener is plain
+http, so keep it on a private network. SIGINT or SIGTERM drain it: it
 refuses new sockets, closes every socket with "going away" (clients come
 back after a random wait of up to 5 s, through the load balancer to another
 node), leaves the cluster and stops.
@@ -102,7 +118,11 @@ func setupRelay(fs *flag.FlagSet) func(*env, []string) int {
 	ghID := fs.String("github-client-id", "", "offer GitHub sign-in through this OAuth app (secret in $GATEHOUSE_GITHUB_CLIENT_SECRET)")
 	ghAPI := fs.String("github-api", "https://api.github.com", "GitHub's API base URL")
 	webhook := fs.String("push-webhook", "", "POST push notices (counts only) to this URL; default: log them")
-	proxy := fs.String("proxy-header", "", "take the client address from this header when the peer is a loopback proxy")
+	proxy := fs.String("proxy-header", "", "take the client address from this header when the peer is a loopback proxy (the last element, which the proxy appended)")
+	hops := fs.Int("proxy-hops", 0, "with --proxy-header: how many proxies append to it; the client address is the Nth element from the right (0: 1)")
+	var metrics relayMetrics
+	fs.StringVar(&metrics.addr, "metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics, apart from the API (default: not served)")
+	fs.StringVar(&metrics.tokenFile, "metrics-token-file", "", "require this file's token as 'Authorization: Bearer' at --metrics-listen (needed unless ADDR is a loopback IP)")
 	ready := fs.String("ready-file", "", "write the relay's URL to this file once it listens (for scripts)")
 	perAddr := fs.Int("max-conns-per-address", 0, "open connections from one client address (0: 256, or no cap with --proxy-header, whose proxy must limit per client)")
 	total := fs.Int("max-conns", 0, "open connections in all (0: the descriptor limit less a reserve)")
@@ -116,6 +136,12 @@ func setupRelay(fs *flag.FlagSet) func(*env, []string) int {
 		}
 		if (*cert == "") != (*key == "") {
 			return usageError(e, c, "--tls-cert and --tls-key go together")
+		}
+		if *hops != 0 && *proxy == "" {
+			return usageError(e, c, "--proxy-hops goes with --proxy-header")
+		}
+		if err := metrics.check(); err != nil {
+			return usageError(e, c, "%v", err)
 		}
 		dir, err := relayDataDir(*data)
 		if err == nil {
@@ -133,12 +159,19 @@ func setupRelay(fs *flag.FlagSet) func(*env, []string) int {
 			level = slog.LevelDebug
 		}
 		logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+		if metrics.tokenFile != "" {
+			if metrics.token, err = relayserver.LoadMetricsToken(metrics.tokenFile); err != nil {
+				fmt.Fprintf(e.stderr, "gatehouse relay: %v\n", err)
+				return exitUsage
+			}
+		}
 		opts, closeStore, err := relayOptions(e, dir, *ghID, *ghAPI, *webhook, *proxy, cl, logger)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "gatehouse relay: %v\n", err)
 			return exitUsage
 		}
 		defer closeStore()
+		opts.ProxyHops = *hops
 		srv, err := relayserver.New(opts)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "gatehouse relay: %v\n", err)
@@ -151,7 +184,7 @@ func setupRelay(fs *flag.FlagSet) func(*env, []string) int {
 				addr = ":8443"
 			}
 		}
-		return serveRelay(e, srv, logger, addr, *cert, *key, *ready, connLimits(*perAddr, *total, *proxy != ""))
+		return serveRelay(e, srv, logger, addr, *cert, *key, *ready, connLimits(*perAddr, *total, *proxy != ""), metrics)
 	}
 }
 
@@ -205,13 +238,60 @@ func connLimits(perAddr, total int, proxied bool) relayserver.ConnLimits {
 	return lim
 }
 
-func serveRelay(e *env, srv *relayserver.Server, logger *slog.Logger, addr, cert, key, ready string, lim relayserver.ConnLimits) int {
+// relayMetrics is where the relay serves its metrics: nowhere (addr ""),
+// or addr, behind token when one is given.
+type relayMetrics struct{ addr, tokenFile, token string }
+
+// check refuses metrics that would be open to others: a listener beyond
+// loopback without a token (it names the node and counts its devices'
+// sockets and sign-in failures), and a token with no listener.
+func (m relayMetrics) check() error {
+	switch {
+	case m.addr == "" && m.tokenFile != "":
+		return errors.New("--metrics-token-file goes with --metrics-listen")
+	case m.addr != "" && m.tokenFile == "" && !loopbackIP(m.addr):
+		return fmt.Errorf("--metrics-listen %s is reachable from other machines: give --metrics-token-file FILE, or listen on 127.0.0.1", m.addr)
+	}
+	return nil
+}
+
+// loopbackIP reports whether addr (host:port) is a loopback IP address; a
+// name or an empty host (every interface) is not.
+func loopbackIP(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	ip := net.ParseIP(host)
+	return err == nil && ip != nil && ip.IsLoopback()
+}
+
+// listen listens for the metrics on their own address, apart from the
+// API, with the metrics listener's caps and timeouts.
+func (m relayMetrics) listen(srv *relayserver.Server, logger *slog.Logger) (*http.Server, net.Listener, error) {
+	raw, err := net.Listen("tcp", m.addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--metrics-listen: %w", err)
+	}
+	lim := relayserver.MetricsConnLimits()
+	hs := relayserver.NewHTTPServer(srv.MetricsHandler(m.token), lim)
+	hs.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelDebug)
+	return hs, lim.Listen(raw), nil
+}
+
+func serveRelay(e *env, srv *relayserver.Server, logger *slog.Logger, addr, cert, key, ready string, lim relayserver.ConnLimits, metrics relayMetrics) int {
 	raw, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "gatehouse relay: %v\n", err)
 		return exitUsage
 	}
 	l := lim.Listen(raw)
+	var mhs *http.Server
+	var ml net.Listener
+	if metrics.addr != "" {
+		if mhs, ml, err = metrics.listen(srv, logger); err != nil {
+			_ = l.Close()
+			fmt.Fprintf(e.stderr, "gatehouse relay: %v\n", err)
+			return exitUsage
+		}
+	}
 	scheme := "http"
 	if cert != "" {
 		scheme = "https"
@@ -224,7 +304,7 @@ func serveRelay(e *env, srv *relayserver.Server, logger *slog.Logger, addr, cert
 	hs.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelDebug)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	done := make(chan error, 1)
+	done := make(chan error, 2)
 	go func() {
 		if cert != "" {
 			done <- hs.ServeTLS(l, cert, key)
@@ -233,6 +313,10 @@ func serveRelay(e *env, srv *relayserver.Server, logger *slog.Logger, addr, cert
 		}
 	}()
 	logger.Info("relay listening", "url", url, "maxConnsPerAddress", lim.PerAddr, "maxConns", lim.Total)
+	if mhs != nil {
+		go func() { done <- mhs.Serve(ml) }()
+		logger.Info("relay metrics listening", "url", "http://"+ml.Addr().String()+"/metrics", "token", metrics.token != "")
+	}
 	if ready != "" {
 		if err := atomicfile.Write(ready, []byte(url+"\n"), 0o600); err != nil {
 			logger.Error("ready file", "err", err)
@@ -249,6 +333,9 @@ func serveRelay(e *env, srv *relayserver.Server, logger *slog.Logger, addr, cert
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = hs.Shutdown(sctx)
+	if mhs != nil {
+		_ = mhs.Shutdown(sctx)
+	}
 	return exitOK
 }
 

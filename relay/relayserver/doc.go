@@ -18,7 +18,9 @@
 //     send queue holds at most 4 frames' worth of bytes, every write has a
 //     deadline, and a socket silent for 75 s is closed, so a slow reader
 //     loses its own frames and never holds the sender or the relay;
-//   - sign-ins: 10 a minute from one address, GitHub sign-ins 300 a minute
+//   - sign-ins: 10 a minute from one address (an IPv6 /64; behind a
+//     proxy, the address the trusted proxy appended to its header, never
+//     one the client wrote: clientaddr.go), GitHub sign-ins 300 a minute
 //     in all; an invite is bounded per address only, so many addresses
 //     cannot lock out a valid code; authenticated calls 30 a minute per
 //     account; 10 devices per account; bodies bounded while streaming;
@@ -37,9 +39,12 @@
 // one PostgreSQL (OpenPostgres) and the per-account limits counted there
 // (Store.Hit). /healthz says the process serves, /readyz whether the node
 // should get devices (not while it drains, nor while its database or NATS
-// does not answer).
+// does not answer). The metrics are not on the API: MetricsHandler serves
+// them on a listener of their own, behind a bearer token when given.
 //
 // Known limits: the relay sees metadata (ids, sizes, times) and can
 // withhold or drop frames; push notices carry counts only; a frame in
-// flight when a node or NATS dies is lost without an undeliverable.
+// flight when a node or NATS dies is lost without an undeliverable; behind
+// several proxies (Options.ProxyHops), a client that reaches an inner one
+// directly chooses the address it is counted as.
 package relayserver

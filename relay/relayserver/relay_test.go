@@ -39,12 +39,21 @@ type testRelay struct {
 	offset atomic.Int64 // the relay's clock runs this far ahead
 	opts   Options
 	given  *Store // a store the test gave (PostgreSQL), kept across restarts
+
+	tweakServer func(*Server) // before it serves, at each start
 }
 
 func startRelay(t *testing.T, tweak func(*Options)) *testRelay {
 	t.Helper()
+	return startRelayServer(t, tweak, nil)
+}
+
+// startRelayServer is startRelay with a change to the server made before
+// it serves (a ForTest switch).
+func startRelayServer(t *testing.T, tweak func(*Options), tweakServer func(*Server)) *testRelay {
+	t.Helper()
 	dir := t.TempDir()
-	r := &testRelay{t: t, dbPath: filepath.Join(dir, "relay.db"), logs: &logbuf.Buffer{}}
+	r := &testRelay{t: t, dbPath: filepath.Join(dir, "relay.db"), logs: &logbuf.Buffer{}, tweakServer: tweakServer}
 	var err error
 	if r.secret, err = LoadSecret(filepath.Join(dir, "secret")); err != nil {
 		t.Fatal(err)
@@ -70,6 +79,9 @@ func (r *testRelay) start() {
 	r.opts.Store = r.store
 	if r.srv, err = New(r.opts); err != nil {
 		r.t.Fatal(err)
+	}
+	if r.tweakServer != nil {
+		r.tweakServer(r.srv)
 	}
 	r.hs = httptest.NewUnstartedServer(r.srv)
 	if r.addr != "" { // a restart listens where the devices know it
@@ -654,7 +666,9 @@ func TestMetricsAndHealth(t *testing.T) {
 	send(t, ws, map[string]string{"to": "nobody", "body": "x"})
 	next(t, ws, "undeliverable")
 	getJSON(t, r, "GET", "/v1/devices", "bad-token", nil)
-	res, err := http.Get(r.url + "/metrics")
+	ms := httptest.NewServer(r.srv.MetricsHandler(""))
+	defer ms.Close()
+	res, err := http.Get(ms.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,10 +7,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/gatehouse/gatehouse/relay"
 )
@@ -54,6 +52,7 @@ const (
 	msgFrameRate    = "Too many frames; slow down."
 	msgOrigin       = "The relay does not serve web pages."
 	msgShuttingDown = "The relay is restarting."
+	msgNoAddress    = "The relay could not tell where this request came from."
 )
 
 // Options configure a relay server.
@@ -65,10 +64,20 @@ type Options struct {
 	Pusher Pusher // nil: notices are logged
 	// NotifyWindow is how long notify frames are gathered (30 s).
 	NotifyWindow time.Duration
-	// ProxyHeader names a header (X-Forwarded-For) whose last address is the
-	// client's, trusted only from a loopback peer (a proxy on this machine).
+	// ProxyHeader names a header (X-Forwarded-For) to which the proxies in
+	// front of the relay append the peer each saw; it is read only when
+	// the peer is loopback (the last proxy is on this machine). The
+	// client's address is the ProxyHops'th element from the right of its
+	// lines taken as one list; what is left of it the client wrote and is
+	// never read, and a request without an address there is refused
+	// (clientaddr.go).
 	ProxyHeader string
-	Logger      *slog.Logger
+	// ProxyHops is how many trusted proxies append to ProxyHeader (1 when
+	// zero, at most 8). Each must be reachable only through the one before
+	// it: a client that reaches an inner one directly writes the element
+	// the outer one would have.
+	ProxyHops int
+	Logger    *slog.Logger
 	// NowForTest replaces the clock (token times, rate limits).
 	NowForTest func() time.Time
 	// FrameLimitForTest replaces the per-socket frame rate (20/s, burst
@@ -103,6 +112,11 @@ type Server struct {
 
 	frames FrameLimit
 
+	// firstLineForTest reads ProxyHeader's first line only, the rule
+	// before clientaddr.go, so a test shows the forged address it counted.
+	firstLineForTest bool
+	noAddrLog        *keyedLimiter // one warning a minute about a proxy header without an address
+
 	mu       sync.Mutex
 	notify   map[string]*coalescer
 	presents map[string]bool // accounts whose presence is being sent; true: send again after
@@ -133,10 +147,17 @@ func New(o Options) (*Server, error) {
 	if o.Node == "" {
 		o.Node = nodeName()
 	}
+	if o.ProxyHops == 0 {
+		o.ProxyHops = 1
+	}
+	if o.ProxyHops < 1 || o.ProxyHops > maxProxyHops {
+		return nil, fmt.Errorf("relay: %d trusted proxy hops; 1 to %d are allowed", o.ProxyHops, maxProxyHops)
+	}
 	s := &Server{o: o, st: o.Store, sign: sign, node: o.Node, m: newMetrics(o.Node), log: o.Logger.With("node", o.Node),
 		authIP: perMinute(authPerIP, maxLimiterKeys), authAll: perMinute(authOverall, 1),
 		api: perMinute(apiPerAccount, maxLimiterKeys), apiOwn: perMinute(apiPerAccount, maxLimiterKeys),
-		checks: perMinute(tokenChecks, maxLimiterKeys), notify: map[string]*coalescer{}, presents: map[string]bool{}}
+		checks: perMinute(tokenChecks, maxLimiterKeys), noAddrLog: perMinute(1, 1),
+		notify: map[string]*coalescer{}, presents: map[string]bool{}}
 	s.hub = newLocalHub()
 	if o.Cluster != nil {
 		if s.hub, err = newNATSHub(s, *o.Cluster); err != nil {
@@ -166,7 +187,6 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("POST /v1/token", s.authedOwn(s.handleToken))
 	s.mux.HandleFunc("POST /v1/push/devices", s.authed(s.handlePush))
 	s.mux.HandleFunc("GET /v1/connect", s.authedOwn(s.handleConnect))
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	return s, nil
@@ -251,38 +271,6 @@ func fail(w http.ResponseWriter, status int, msg string) {
 
 var ok = map[string]bool{"ok": true}
 
-// clientIP is the caller's address: the peer, or the last hop of the
-// proxy header when the peer is a proxy on this machine.
-func (s *Server) clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	if s.o.ProxyHeader != "" {
-		if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-			if v := r.Header.Get(s.o.ProxyHeader); v != "" {
-				parts := strings.Split(v, ",")
-				return canonicalAddr(strings.TrimSpace(parts[len(parts)-1]))
-			}
-		}
-	}
-	return host
-}
-
-// canonicalAddr is one spelling per address (a port, brackets, a zone,
-// letter case and an IPv4-mapped form dropped), so that writing one
-// address another way is not another address's budget; what is not an
-// address shares one key.
-func canonicalAddr(v string) string {
-	if ap, err := netip.ParseAddrPort(v); err == nil {
-		return ap.Addr().Unmap().WithZone("").String()
-	}
-	if a, err := netip.ParseAddr(strings.Trim(v, "[]")); err == nil {
-		return a.Unmap().WithZone("").String()
-	}
-	return "not-an-address"
-}
-
 func (s *Server) handleConfig(w http.ResponseWriter, _ *http.Request) {
 	cfg := map[string]any{"providers": []string{"invite"}}
 	if s.o.GitHub != nil {
@@ -338,10 +326,20 @@ func (s *Server) handleAuth(w http.ResponseWriter, r *http.Request) {
 	// flood from many addresses, each within its own budget, must not lock
 	// out a person holding a valid code (found by the red team: 30
 	// addresses spent the overall 300 a minute).
-	if !s.allow(w, r.Context(), s.authIP, "auth-ip", authPerIP, s.clientIP(r), now) {
+	provider := providerLabel(r.PathValue("provider"))
+	addr, err := s.clientAddr(r)
+	if err != nil {
+		s.m.authFailures.WithLabelValues(provider, "no_address").Inc()
+		if s.noAddrLog.allow("", now) {
+			s.log.Warn("refusing a sign-in: check the proxy header and hops against the proxies in front",
+				"err", err, "header", s.o.ProxyHeader, "hops", s.o.ProxyHops)
+		}
+		fail(w, http.StatusBadRequest, msgNoAddress)
 		return
 	}
-	provider := r.PathValue("provider")
+	if !s.allow(w, r.Context(), s.authIP, "auth-ip", authPerIP, addr, now) {
+		return
+	}
 	var in signIn
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxSignInBody))
 	dec.DisallowUnknownFields()
@@ -352,7 +350,6 @@ func (s *Server) handleAuth(w http.ResponseWriter, r *http.Request) {
 	}
 	var acct relay.Account
 	var gen string
-	var err error
 	switch {
 	case provider == "invite" && in.Invite != "":
 		acct, gen, err = s.st.RegisterInvite(r.Context(), in.Invite, in.Device)
@@ -364,7 +361,7 @@ func (s *Server) handleAuth(w http.ResponseWriter, r *http.Request) {
 			gen, err = s.st.Register(r.Context(), acct, in.Device)
 		}
 	default:
-		s.m.authFailures.WithLabelValues("none", "no_provider").Inc()
+		s.m.authFailures.WithLabelValues(provider, "no_provider").Inc()
 		fail(w, http.StatusBadRequest, msgNoProvider)
 		return
 	}
@@ -379,6 +376,15 @@ func (s *Server) handleAuth(w http.ResponseWriter, r *http.Request) {
 	s.log.Info("device signed in", "account", acct.ID, "device", in.Device.ID, "provider", provider)
 	writeJSON(w, http.StatusOK, map[string]any{"token": s.token(acct.ID, in.Device.ID, gen), "account": acct})
 	s.accountChanged(acct.ID)
+}
+
+// providerLabel is the provider a metric names: the path's value is the
+// client's, and each new label value is a series the relay keeps for good.
+func providerLabel(unsafeProvider string) string {
+	if unsafeProvider == "invite" || unsafeProvider == "github" {
+		return unsafeProvider
+	}
+	return "none"
 }
 
 // signInRefusal maps a sign-in error to its answer (status 0: none).
@@ -647,8 +653,8 @@ func (s *Server) allow(w http.ResponseWriter, ctx context.Context, l *keyedLimit
 	if !s.shared {
 		return true
 	}
-	// The key is hashed: an address from a proxy's header is as long as the
-	// header, and the database's key is bounded.
+	// The key is hashed: the database's key is bounded, whatever a
+	// limiter counts by.
 	sum := sha256.Sum256([]byte(key))
 	allowed, err := s.st.Hit(ctx, what+":"+hex.EncodeToString(sum[:16]), limit, time.Minute)
 	switch {
