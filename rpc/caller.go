@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gatehouse/gatehouse/internal/refusal"
@@ -69,6 +70,7 @@ type CallerOptions struct {
 type Caller struct {
 	o     CallerOptions
 	guard *ReplayGuard
+	skew  atomic.Int64 // ms to add to this device's clock, from the host's last stale refusal
 
 	mu       sync.Mutex
 	pending  map[string]chan callResult
@@ -89,7 +91,10 @@ func NewCaller(o CallerOptions) *Caller {
 }
 
 // Call sends method with params and waits for the answer until ctx ends.
-// A host refusal is a *RemoteError with the host's sentence.
+// A host refusal is a *RemoteError with the host's sentence. A request the
+// host refused as stale (this device's clock is off from the host's, or the
+// host started after the request was stamped) did not run: it is stamped
+// again once with the host's clock, which the refusal carries.
 func (c *Caller) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	raw, err := json.Marshal(params)
 	if err != nil {
@@ -103,7 +108,25 @@ func (c *Caller) Call(ctx context.Context, method string, params any) (json.RawM
 			return nil, err
 		}
 	}
-	req := Request{Type: "req", ID: newNonce(), Method: method, Params: raw, TS: c.o.Now().UnixMilli(), Nonce: newNonce(), Z: 1}
+	res, err := c.send(ctx, method, raw)
+	if err == nil && !res.OK && res.Code == CodeNotRun && res.Error == ErrStale.Sentence() && res.TS > 0 {
+		c.skew.Store(res.TS - c.o.Now().UnixMilli())
+		res, err = c.send(ctx, method, raw)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !res.OK {
+		return nil, remoteError(res.Code, res.Error)
+	}
+	return res.Result, nil
+}
+
+// send seals one request, stamped with this device's clock as the host's
+// last refusal corrected it, and waits for its reply.
+func (c *Caller) send(ctx context.Context, method string, params json.RawMessage) (Response, error) {
+	ts := c.o.Now().UnixMilli() + c.skew.Load()
+	req := Request{Type: "req", ID: newNonce(), Method: method, Params: params, TS: ts, Nonce: newNonce(), Z: 1}
 	plain, _ := json.Marshal(req)
 	ch := make(chan callResult, 1)
 	c.mu.Lock()
@@ -115,19 +138,13 @@ func (c *Caller) Call(ctx context.Context, method string, params any) (json.RawM
 		c.mu.Unlock()
 	}()
 	if err := c.o.Send(ctx, req.ID, c.o.Seal(plain)); err != nil {
-		return nil, ErrNotSent
+		return Response{}, ErrNotSent
 	}
 	select {
 	case r := <-ch:
-		if r.err != nil {
-			return nil, r.err
-		}
-		if !r.res.OK {
-			return nil, remoteError(r.res.Code, r.res.Error)
-		}
-		return r.res.Result, nil
+		return r.res, r.err
 	case <-ctx.Done():
-		return nil, ErrNoAnswer
+		return Response{}, ErrNoAnswer
 	}
 }
 

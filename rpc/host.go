@@ -83,6 +83,14 @@ type Host struct {
 	// orderedWait is how long a request may wait in the ordered lane
 	// (orderedWait; tests shorten it).
 	orderedWait time.Duration
+	// started is when this host started: a request stamped before it was
+	// recorded in an earlier run (the replay memory starts empty), so it is
+	// refused, on every transport.
+	started time.Time
+	// beforeStartForTest accepts requests stamped before the host started,
+	// as gatehouse did before, so a test shows a recording replayed across
+	// a restart running, then refused.
+	beforeStartForTest bool
 }
 
 // NewHost makes a host.
@@ -93,7 +101,7 @@ func NewHost(o HostOptions) *Host {
 	if o.FullAccess == nil {
 		o.FullAccess = func() bool { return false }
 	}
-	h := &Host{o: o, once: newOnceMemory(), now: time.Now, orderedWait: orderedWait}
+	h := &Host{o: o, once: newOnceMemory(), now: time.Now, orderedWait: orderedWait, started: time.Now()}
 	h.subs = newSubscriptions(h)
 	return h
 }
@@ -225,9 +233,16 @@ func (h *Host) handleSealed(ctx context.Context, dev Device, key Key, aadIn, aad
 
 // fresh is the replay step: an opened request is refused before dispatch
 // when it is stale, repeated or one too many (counted in the request log,
-// aggregated per device and minute), else handled.
+// aggregated per device and minute), else handled. A request stamped
+// before this host started is stale: the replay memory does not outlive a
+// run, so without this a frame recorded before a restart (by the relay, or
+// anyone on the path) would run again within its 60 s window. A device
+// whose clock runs behind learns the host's from the refusal (Caller).
 func (h *Host) fresh(ctx context.Context, dev Device, req Request) Response {
 	err := h.guard(dev.ID).Check(req.TS, req.Nonce)
+	if err == nil && req.TS < h.started.UnixMilli() && !h.beforeStartForTest {
+		err = errBeforeStart
+	}
 	switch err {
 	case nil:
 		return h.Handle(ctx, dev, req)

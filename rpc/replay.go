@@ -1,9 +1,13 @@
 package rpc
 
 import (
+	"errors"
 	"sync"
 	"time"
 )
+
+// errBeforeStart: a request stamped before the host started.
+var errBeforeStart = errors.New("rpc: stamped before this host started")
 
 // maxSeen bounds the nonces one peer may have in the replay window: at 60 s
 // that is over a hundred messages a second, far past any phone.
