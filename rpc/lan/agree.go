@@ -141,12 +141,17 @@ func commitment(pkB, pkA, nb []byte) []byte {
 // hostOffer is the computer's side after the device's first message: a
 // fresh key pair and nonce, and the commitment it sends.
 func hostOffer(scope string, psk rpc.Key, name, kind string, pkA []byte) (*handshake, error) {
-	b := newX25519()
+	nb := random32()
+	return hostOfferWith(scope, psk, name, kind, pkA, newX25519(), nb)
+}
+
+// hostOfferWith is hostOffer with the computer's key and nonce given (test
+// vectors).
+func hostOfferWith(scope string, psk rpc.Key, name, kind string, pkA []byte, b *ecdh.PrivateKey, nb [32]byte) (*handshake, error) {
 	dh, err := exchange(b, pkA)
 	if err != nil {
 		return nil, err
 	}
-	nb := random32()
 	h := &handshake{scope: scope, name: name, kind: kind, psk: psk, pkA: pkA, pkB: b.PublicKey().Bytes(), nb: nb[:], dh: dh}
 	h.commit = commitment(h.pkB, pkA, h.nb)
 	h.key = h.handshakeKey()
@@ -161,8 +166,12 @@ type deviceStart struct {
 }
 
 func newDeviceStart(scope string, psk rpc.Key, name, kind string) *deviceStart {
-	a := newX25519()
-	na := random32()
+	return newDeviceStartWith(scope, psk, name, kind, newX25519(), random32())
+}
+
+// newDeviceStartWith is newDeviceStart with the device's key and nonce
+// given (test vectors).
+func newDeviceStartWith(scope string, psk rpc.Key, name, kind string, a *ecdh.PrivateKey, na [32]byte) *deviceStart {
 	return &deviceStart{a: a, h: &handshake{scope: scope, name: name, kind: kind, psk: psk, pkA: a.PublicKey().Bytes(), na: na[:]}}
 }
 

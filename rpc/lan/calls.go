@@ -44,7 +44,7 @@ func provenCall(se *session, header string) bool {
 	ts, rest, ok := strings.Cut(header, ".")
 	nonce, mac, ok2 := strings.Cut(rest, ".")
 	t, err := strconv.ParseInt(ts, 10, 64)
-	if !ok || !ok2 || err != nil || !hmac.Equal([]byte(mac), []byte(callMAC(se.keys.auth, se.device, se.id, ts, nonce))) {
+	if !ok || !ok2 || err != nil || len(nonce) < 16 || len(nonce) > 64 || !hmac.Equal([]byte(mac), []byte(callMAC(se.keys.auth, se.device, se.id, ts, nonce))) {
 		return false
 	}
 	return se.headers.Check(t, nonce) == nil
@@ -55,7 +55,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	se, ok := s.pairing.session(d, sid)
 	switch {
 	case !ok && !s.paired(d):
-		fail(w, http.StatusForbidden, msgNotPaired)
+		refuse(w, errResumeUnpaired)
 		return
 	case !ok:
 		refuse(w, &errPairing{401, "session", msgSessionGone})
@@ -160,7 +160,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	se, ok := s.pairing.session(d, sid)
 	switch {
 	case !ok && !s.paired(d):
-		fail(w, http.StatusForbidden, msgNotPaired)
+		refuse(w, errResumeUnpaired)
 		return
 	case !ok:
 		refuse(w, &errPairing{401, "session", msgSessionGone})

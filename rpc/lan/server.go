@@ -114,6 +114,13 @@ type Options struct {
 	Keep Keeper
 
 	storedAcrossRunsForTest bool // see Pairing.storedAcrossRunsForTest
+	// originCheckOffForTest lets a device reconnect at another address than
+	// it paired at, and leakStoredUnderLinkForTest puts the new device's
+	// stored secret in the pairing answer sealed only with the link key, as
+	// gatehouse did with the device key before keys were agreed: tests
+	// prove each attack with them, then refused without.
+	originCheckOffForTest      bool
+	leakStoredUnderLinkForTest bool
 }
 
 // Keeper keeps the LAN state across runs; trust.Store is one.
