@@ -64,13 +64,16 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusForbidden, msgBadFrame)
 		return
 	}
-	connlimit.Working(r.Context()) // a session's call, proven before its body: never shed while it arrives
+	if !s.o.callProvenLateForTest {
+		connlimit.Working(r.Context()) // a session's call, proven before its body: never shed while it arrives
+	}
 	var in struct {
 		F string `json:"f"`
 	}
 	if !readBody(w, r, maxCallBody, &in) {
 		return
 	}
+	connlimit.Working(r.Context())
 	dev := rpc.Device{ID: d, Fingerprint: se.fp}
 	out, err := s.host.HandleSealed(r.Context(), dev, se.keys.key, sessionAAD(d, sid, "host"), sessionAAD(d, sid, "device"), in.F)
 	if err != nil {

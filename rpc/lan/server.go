@@ -121,6 +121,10 @@ type Options struct {
 	// prove each attack with them, then refused without.
 	originCheckOffForTest      bool
 	leakStoredUnderLinkForTest bool
+	// callProvenLateForTest marks a call as proven work only once its body
+	// is in, as gatehouse did before calls proved their session in a
+	// header: a test shows a slow upload shed by a flood with it.
+	callProvenLateForTest bool
 }
 
 // Keeper keeps the LAN state across runs; trust.Store is one.

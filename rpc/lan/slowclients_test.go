@@ -1,7 +1,9 @@
 package lan
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -247,4 +249,107 @@ func newBenchFixture(b *testing.B) *fixture {
 	go srv.Serve()
 	b.Cleanup(func() { _ = srv.Close(context.Background()) })
 	return &fixture{srv: srv}
+}
+
+// slowUpload sends a proven call whose body (a files.search of a long
+// query, over 100 KiB) trickles in over about two seconds, as from a phone on
+// a weak signal, and returns the answer's status or the error.
+func slowUpload(t *testing.T, f *fixture, se *Session) (int, error) {
+	t.Helper()
+	plain, _ := json.Marshal(rpc.Request{Type: "req", ID: "slow", Method: "host.hello", Params: json.RawMessage(`{"pad":"` + strings.Repeat("x", 100<<10) + `"}`),
+		TS: se.c.now().UnixMilli(), Nonce: randomID(24)})
+	body, _ := json.Marshal(map[string]string{"f": rpc.Seal(se.keys.key, plain, sessionAAD(se.deviceID, se.id, "host"))})
+	c, err := net.Dial("tcp", f.srv.hostport)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	head := fmt.Sprintf("POST /%s HTTP/1.1\r\nHost: %s\r\n%s: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n",
+		se.callPath(), f.srv.hostport, authHeader, se.authHeader().Get(authHeader), len(body))
+	if _, err := io.WriteString(c, head); err != nil {
+		return 0, err
+	}
+	const pieces = 40
+	for i := range pieces {
+		chunk := body[i*len(body)/pieces : (i+1)*len(body)/pieces]
+		if _, err := c.Write(chunk); err != nil {
+			return 0, err
+		}
+		time.Sleep(50 * time.Millisecond) // the upload's own pace, not a wait for the server
+	}
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return 0, err
+	}
+	res.Body.Close()
+	return res.StatusCode, nil
+}
+
+// churn floods from one address until stop: batches of connsPerAddr
+// headers-only connections, each batch closed as the next is opened, so
+// the server keeps accepting newcomers at its total cap.
+func churn(f *fixture, from string, stop <-chan struct{}) {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 5 * time.Second}
+	head := fmt.Sprintf("POST /rc/pair HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", f.srv.hostport)
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		var batch []net.Conn
+		for range connsPerAddr {
+			if c, err := d.Dial("tcp", f.srv.hostport); err == nil {
+				_, _ = io.WriteString(c, head)
+				batch = append(batch, c)
+			}
+		}
+		for _, c := range held {
+			c.Close()
+		}
+		held = batch
+	}
+}
+
+// A paired device's upload is never shed for unproven connections. Found
+// by a red team: every call taking 0.5 s or more to send failed under a
+// flood of headers-only connections from 20 addresses, because a call
+// counted as proven work only once its body was in. A call now proves its
+// session in a header, and is proven work from then on. With the proof
+// taken late (the switch) the flood sheds the upload.
+func TestAFloodDoesNotShedAProvenUpload(t *testing.T) {
+	flood.RaiseFileLimit(t, 8*connsTotal)
+	for _, late := range []bool{true, false} {
+		t.Run(map[bool]string{true: "proven after the body", false: "proven by its header"}[late], func(t *testing.T) {
+			f := newFixture(t, func(o *Options) { o.callProvenLateForTest = late })
+			p, err := f.pair(t, trust.View)
+			if err != nil {
+				t.Fatal(err)
+			}
+			se := mustSession(t, f, p)
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			for a := range 20 {
+				wg.Go(func() { churn(f, fmt.Sprintf("127.0.2.%d", a+1), stop) })
+			}
+			status, err := slowUpload(t, f, se)
+			close(stop)
+			wg.Wait()
+			if late {
+				if err == nil && status == http.StatusOK {
+					t.Fatal("the upload went through a flood with its proof taken after its body: the test proves nothing")
+				}
+				return
+			}
+			if err != nil || status != http.StatusOK {
+				t.Fatalf("a proven upload under a flood from 20 addresses: %d %v", status, err)
+			}
+		})
+	}
 }
