@@ -20,11 +20,24 @@
 // one close, not a goroutine and a buffer. The slot is freed when the server
 // closes the connection (Close is counted once, however often it is called).
 //
-// The per-address key is the TCP peer's IP address (the port is dropped):
-// behind a reverse proxy every client shares the proxy's address, so put the
-// proxy's own limits in front or raise perAddr. IPv6 peers are keyed by
-// their /64, the block one subscriber usually holds, so one host cannot
-// step around the cap by cycling addresses within its prefix.
+// The per-address key is the TCP peer's whole IP address (the port is
+// dropped; an IPv4-mapped IPv6 address is its IPv4 one): behind a reverse
+// proxy every client shares the proxy's address, so put the proxy's own
+// limits in front or raise perAddr. IPv6 peers are not keyed by their /64:
+// every host on one LAN shares the LAN's /64, so a /64 key made the LAN one
+// address, and one laptop's connections locked the phone beside it out of
+// serve (found by a black-box attack).
+//
+// The price is that one IPv6 host may cycle addresses within its /64 (it
+// may assign itself as many as it likes) and so take perAddr connections
+// for each, as a host given many IPv4 addresses can. That stays bounded by
+// the total cap, and under ListenShedding by the shedding of connections
+// that do no proven work, which is what lets a real request in beside such
+// a flood. There is deliberately no second, per-/64 cap: on a LAN the phone
+// is in the flooding host's /64, so any per-/64 cap below the total cap
+// would lock it out again, and one at the total cap is no cap; on the
+// internet an IPv6 subscriber is usually delegated a /56 or /48 (256 or
+// 65,536 /64s), so a /64 cap never bounded a determined one either.
 //
 // ListenShedding is Listen for a server that tells the listener which
 // connections carry proven work (Working, from a handler that authenticated
@@ -59,7 +72,7 @@ import (
 // and at most total connections in all are open at once. A value <= 0 means
 // no cap of that kind.
 func Listen(l net.Listener, perAddr, total int) net.Listener {
-	return &listener{Listener: l, perAddr: perAddr, total: total, byAddr: map[netip.Prefix]int{}}
+	return &listener{Listener: l, perAddr: perAddr, total: total, byAddr: map[netip.Addr]int{}}
 }
 
 // Stats reports what a listener returned by Listen has open and how many
@@ -134,7 +147,7 @@ type listener struct {
 
 	mu     sync.Mutex
 	open   int
-	byAddr map[netip.Prefix]int
+	byAddr map[netip.Addr]int
 }
 
 // Accept returns the next connection within the caps; connections over a cap
@@ -188,7 +201,7 @@ func (l *listener) shedOne() bool {
 }
 
 // take reserves a slot for key, or reports false when a cap is reached.
-func (l *listener) take(key netip.Prefix) bool {
+func (l *listener) take(key netip.Addr) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.total > 0 && l.open >= l.total {
@@ -218,9 +231,10 @@ func (l *listener) release(c *conn) {
 	}
 }
 
-// keyOf is the per-address key: the peer's IP (IPv4) or its /64 (IPv6).
-// An address that is not TCP/UDP (a Unix socket, a test pipe) shares one key.
-func keyOf(a net.Addr) netip.Prefix {
+// keyOf is the per-address key: the peer's whole IP address as the kernel
+// reports it, an IPv4-mapped IPv6 address as IPv4. An address that is not
+// TCP/UDP (a Unix socket, a test pipe) shares one key, the zero Addr.
+func keyOf(a net.Addr) netip.Addr {
 	var ap netip.AddrPort
 	switch a := a.(type) {
 	case *net.TCPAddr:
@@ -228,24 +242,15 @@ func keyOf(a net.Addr) netip.Prefix {
 	case *net.UDPAddr:
 		ap = a.AddrPort()
 	default:
-		return netip.Prefix{}
+		return netip.Addr{}
 	}
-	ip := ap.Addr().Unmap()
-	bits := 32
-	if ip.Is6() {
-		bits = 64
-	}
-	p, err := ip.Prefix(bits)
-	if err != nil {
-		return netip.Prefix{}
-	}
-	return p
+	return ap.Addr().Unmap()
 }
 
 type conn struct {
 	net.Conn
 	l     *listener
-	key   netip.Prefix
+	key   netip.Addr
 	once  sync.Once
 	elem  *list.Element // in l.order (shedding only)
 	state atomic.Int32

@@ -103,12 +103,16 @@ func TestTotalCapAndSlotFreedOnClose(t *testing.T) {
 	}
 }
 
-func TestIPv6KeyedByPrefix(t *testing.T) {
-	a := keyOf(&net.TCPAddr{IP: net.ParseIP("2001:db8:1:2::1")})
-	b := keyOf(&net.TCPAddr{IP: net.ParseIP("2001:db8:1:2:ffff::9")})
-	c := keyOf(&net.TCPAddr{IP: net.ParseIP("2001:db8:1:3::1")})
-	if a != b || a == c {
-		t.Fatalf("keys %v %v %v: want one key per /64", a, b, c)
+// The key on every platform: the whole address, its port left out, an
+// IPv4-mapped address as its IPv4 form.
+func TestKeyIsTheWholeAddress(t *testing.T) {
+	a := keyOf(&net.TCPAddr{IP: net.ParseIP("2001:db8:1:2::1"), Port: 1})
+	b := keyOf(&net.TCPAddr{IP: net.ParseIP("2001:db8:1:2:ffff::9"), Port: 1})
+	if a == b {
+		t.Fatalf("two hosts of one /64 share the key %v", a)
+	}
+	if keyOf(&net.TCPAddr{IP: net.ParseIP("2001:db8:1:2::1"), Port: 2}) != a {
+		t.Fatal("the port is part of the key")
 	}
 	if keyOf(&net.TCPAddr{IP: net.ParseIP("::ffff:10.0.0.1")}) != keyOf(&net.TCPAddr{IP: net.ParseIP("10.0.0.1")}) {
 		t.Fatal("an IPv4-mapped address is keyed apart from its IPv4 form")
