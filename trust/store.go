@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gatehouse/gatehouse/internal/atomicfile"
 	"github.com/gatehouse/gatehouse/internal/fileid"
@@ -55,8 +56,13 @@ func DefaultDir() (string, error) {
 // A Store is safe for concurrent use, and several processes may share one
 // folder: every change takes an advisory lock on the folder's lock file,
 // re-reads the file, and writes it atomically.
+//
+// A long-running user of the folder (serve) calls Guard, after which every
+// read and write first checks that no other user can have swapped the
+// folder (see CheckFolder).
 type Store struct {
-	dir string
+	dir   string
+	guard atomic.Pointer[guard] // nil until Guard
 
 	mu       sync.Mutex
 	settings cached[Settings]
@@ -93,6 +99,35 @@ func OpenStore(dir string) (*Store, error) {
 // Dir is the state folder's path (local only; never sent to a device).
 func (s *Store) Dir() string { return s.dir }
 
+// Guard checks that only root and the current user can change what the
+// folder's path names (CheckFolder), and keeps s to the folder it names
+// now: from then on every read and write of s checks again first. A failed
+// check is final: every later read gives the empty state (switch off, no
+// grants, no targets, no LAN devices), every write fails with the check's
+// error, and Check reports it. A check costs one lstat per component of
+// the path.
+func (s *Store) Guard() error {
+	g, err := newGuard(s.dir)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.guard.Store(g)
+	s.settings.guard, s.grants.guard, s.targets.guard, s.lan.guard = g, g, g, g
+	return nil
+}
+
+// Check checks a guarded folder again (Guard) and returns why it may no
+// longer be used, or nil. A Store that is not guarded checks nothing.
+func (s *Store) Check() error {
+	g := s.guard.Load()
+	if g == nil {
+		return nil
+	}
+	return g.check()
+}
+
 func (s *Store) path(name string) string { return filepath.Join(s.dir, name) }
 
 // cached holds the last parsed version of one state file and its identity.
@@ -100,12 +135,20 @@ type cached[T any] struct {
 	id      fileid.ID
 	loaded  bool
 	value   T
-	problem error // why the file read as empty, for doctor
+	problem error  // why the file read as empty, for doctor
+	guard   *guard // the Store's, once guarded: checked before every read
 }
 
 // load returns the file's value, re-reading it only when its identity
 // changed. Any failure reads as the zero value and is kept as c.problem.
+// In a guarded Store whose folder fails its check, the read is refused: it
+// gives the zero value and leaves the cache and c.problem alone (a problem
+// would have SaveLAN move lan.json aside in the folder that replaced it).
 func load[T any](path string, c *cached[T]) T {
+	if c.guard != nil && c.guard.check() != nil {
+		var zero T
+		return zero
+	}
 	id, err := fileid.Lstat(path)
 	if err == nil && c.loaded && id == c.id {
 		return c.value
@@ -144,6 +187,9 @@ func readJSON[T any](path string) (T, error) {
 // update runs change on a fresh read of the file under the folder's lock and
 // writes the result atomically. A corrupt file starts over from empty.
 func update[T any](s *Store, name string, c *cached[T], change func(T) (T, error)) error {
+	if err := s.Check(); err != nil {
+		return err // a write to a folder another user put in its place would hand them the keys
+	}
 	unlock, err := s.lock()
 	if err != nil {
 		return err

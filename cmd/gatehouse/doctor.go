@@ -25,7 +25,8 @@ func init() {
 		help: `Reports what protects this computer right now: how files are opened
 (openat2 or the fallback walk), the kernel's walls around a phone's git
 (Landlock's ABI or "missing", the memory bound, the git folder's shape
-check), the state folder and its permissions, whether
+check), the state folder and its permissions (and whether another user
+could replace it through a folder on its path, which serve refuses), whether
 any state file is unreadable (and so treated as empty), the Full access
 switch, the devices with a grant, what the running serve serves (as
 'gatehouse status' says), and the relay sign-ins (this computer as a
@@ -60,6 +61,9 @@ func runDoctor(e *env, args []string) int {
 		return c
 	}
 	fmt.Fprintf(e.stdout, "state folder: %s\n", store.Dir())
+	if err := trust.CheckFolder(store.Dir()); err != nil {
+		warn("%v ('gatehouse serve' refuses to run on it)", err)
+	}
 	if fi, err := os.Stat(store.Dir()); err == nil && fi.Mode().Perm()&0o077 != 0 {
 		warn("the state folder is readable by others (%v); gatehouse narrows it to 0700 when it opens it", fi.Mode().Perm())
 	}

@@ -56,7 +56,13 @@ Either way, what a device may do is decided here, for every request: its grant,
 and the switch 'Full access for remote devices' (gatehouse access; off by
 default: git runs with the repository's hooks, filters, drivers and transports
 switched off, and editing files is refused). Every request is written to the
-request log ('gatehouse log'). Stop with Ctrl-C.`,
+request log ('gatehouse log'). Stop with Ctrl-C.
+
+The state folder holds the grants and the switch, so serve refuses one that
+another user could replace: every folder on its path must belong to root or
+you and be writable by nobody else, except a sticky folder like /tmp
+('gatehouse doctor' says which folder is at fault). It checks again while it
+runs and stops if that changes.`,
 		setup: setupServe,
 	})
 }
@@ -146,11 +152,18 @@ func setupServe(fs *flag.FlagSet) func(*env, []string) int {
 // on the LAN address too, from one process: one set of served folders, one
 // request log, each transport with its own devices (LAN pairings, relay
 // grants).
-func serveRelayMode(e *env, relayURL string, args []string, listenFlag, mode string, port int) int {
+func serveRelayMode(e *env, relayURL string, args []string, listenFlag, mode string, port int) (code int) {
 	c := named("serve")
-	id, store, code := identity(e)
-	if id == nil {
+	state, code := openServeState(e) // before anything is opened or written
+	if state == nil {
 		return code
+	}
+	defer func() { code = state.close(code) }()
+	store := state.store
+	id, err := relay.OpenRole(store.Dir(), relay.HostRole)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gatehouse serve: %v\n", err)
+		return exitUsage
 	}
 	p := id.Profile()
 	if u, err := relay.CheckURL(relayURL); err != nil {
@@ -172,6 +185,9 @@ func serveRelayMode(e *env, relayURL string, args []string, listenFlag, mode str
 	fmt.Fprintln(e.stdout, "Allow a device with 'gatehouse devices grant ID view|control|full'. Stop with Ctrl-C.")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ctx, stopUnsafe := context.WithCancel(ctx)
+	defer stopUnsafe()
+	state.watch(e, stopUnsafe)
 	if mode != "none" {
 		stopLAN, err := alsoServeLAN(ctx, e, store, ho, mode, port, logger)
 		switch {

@@ -23,11 +23,14 @@ import (
 // lanThreat is the threat note the terminal and the README show.
 const lanThreat = "The page is plain HTTP with every body sealed: that stops someone listening and replays, not someone who can change traffic on this network. Prefer Tailscale on networks you do not trust."
 
-func serveLAN(e *env, paths []string, listen string, port int, noTUI bool) int {
-	store, code := openState(e)
-	if store == nil {
+func serveLAN(e *env, paths []string, listen string, port int, noTUI bool) (code int) {
+	state, code := openServeState(e) // before anything is opened or written
+	if state == nil {
 		return code
 	}
+	defer func() { code = state.close(code) }()
+	state.watch(e, stopBySignal)
+	store := state.store
 	ifaces, err := lan.SystemInterfaces()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "gatehouse serve: %v\n", err)
