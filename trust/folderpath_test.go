@@ -291,3 +291,27 @@ func TestGuardSeesTheFolderReplaced(t *testing.T) {
 		t.Fatalf("Check = %v, want ErrFolderReplaced", err)
 	}
 }
+
+// Two serves on one folder: the second finds the lock held and changes
+// nothing; the lock is free again once released.
+func TestServeLock(t *testing.T) {
+	s := newStore(t)
+	release, err := s.LockServe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := OpenStore(s.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.LockServe(); !errors.Is(err, ErrServeLocked) {
+		t.Fatalf("a second serve lock: %v, want ErrServeLocked", err)
+	}
+	release()
+	release() // twice is harmless
+	again, err := other.LockServe()
+	if err != nil {
+		t.Fatalf("the lock was not freed: %v", err)
+	}
+	again()
+}

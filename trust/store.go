@@ -2,6 +2,7 @@ package trust
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ const (
 	targetsFile  = "targets.json"  // served checkouts and worktrees gatehouse made
 	lanFile      = "lan.json"      // the LAN address's port and its paired devices' keys
 	lockFile     = ".lock"         // serializes read-modify-write across processes
+	serveLock    = "serve.lock"    // held by the serve that has the LAN address, while it runs
 )
 
 // maxStateFile bounds every state file read: a larger file is treated as
@@ -234,6 +236,39 @@ func (s *Store) lock() (func(), error) {
 		_ = unix.Flock(fd, unix.LOCK_UN)
 		_ = unix.Close(fd)
 	}, nil
+}
+
+// ErrServeLocked: another serve holds the folder's serve lock (LockServe).
+var ErrServeLocked = errors.New("another gatehouse serve holds this state folder")
+
+// LockServe takes the folder's serve lock (flock on serve.lock) without
+// waiting, for the serve that has the LAN address: two serves on one folder
+// would both take the kept port and write lan.json. It returns
+// ErrServeLocked when another process holds it. The lock lasts until
+// release, or until the process ends, however it ends.
+func (s *Store) LockServe() (release func(), err error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	fd, err := unix.Open(s.path(serveLock), unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("state folder serve lock: %w", err)
+	}
+	for {
+		err = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		_ = unix.Close(fd)
+		if err == unix.EWOULDBLOCK {
+			return nil, ErrServeLocked
+		}
+		return nil, fmt.Errorf("state folder serve lock: %w", err)
+	}
+	var once sync.Once
+	return func() { once.Do(func() { _ = unix.Close(fd) }) }, nil
 }
 
 // Problems lists state files that exist but could not be read, and so are

@@ -62,7 +62,9 @@ The state folder holds the grants and the switch, so serve refuses one that
 another user could replace: every folder on its path must belong to root or
 you and be writable by nobody else, except a sticky folder like /tmp
 ('gatehouse doctor' says which folder is at fault). It checks again while it
-runs and stops if that changes.`,
+runs and stops if that changes. It also refuses to start where a serve with
+the LAN address already runs in the same state folder, and says where that
+one answers.`,
 		setup: setupServe,
 	})
 }
@@ -151,10 +153,12 @@ func setupServe(fs *flag.FlagSet) func(*env, []string) int {
 // serveRelayMode answers through the relay and, unless listen is "none",
 // on the LAN address too, from one process: one set of served folders, one
 // request log, each transport with its own devices (LAN pairings, relay
-// grants).
+// grants). With the LAN address it is refused, like serveLAN, where a serve
+// already runs; with --listen none it takes neither the LAN's port nor
+// the control socket, and may run beside one.
 func serveRelayMode(e *env, relayURL string, args []string, listenFlag, mode string, port int) (code int) {
 	c := named("serve")
-	state, code := openServeState(e) // before anything is opened or written
+	state, code := openServeState(e, mode != "none") // before anything is opened or written
 	if state == nil {
 		return code
 	}

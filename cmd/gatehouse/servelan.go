@@ -24,7 +24,7 @@ import (
 const lanThreat = "The page is plain HTTP with every body sealed: that stops someone listening and replays, not someone who can change traffic on this network. Prefer Tailscale on networks you do not trust."
 
 func serveLAN(e *env, paths []string, listen string, port int, noTUI bool) (code int) {
-	state, code := openServeState(e) // before anything is opened or written
+	state, code := openServeState(e, true) // before anything is opened or written
 	if state == nil {
 		return code
 	}

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gatehouse/gatehouse/internal/display"
+	"github.com/gatehouse/gatehouse/rpc/lan"
 	"github.com/gatehouse/gatehouse/trust"
 )
 
@@ -19,29 +21,41 @@ import (
 const stateCheckEvery = 2 * time.Second
 
 // serveState is the state folder as serve holds it: guarded (trust.Store's
-// Guard) and checked again every stateCheckEvery.
+// Guard), locked for the LAN address when serve has one, and checked again
+// every stateCheckEvery.
 type serveState struct {
 	store   *trust.Store
+	release func() // the serve lock, or nothing
 	quit    chan struct{}
 	once    sync.Once
 	stopped atomic.Bool // the check stopped serve
 }
 
 // openServeState opens the state folder for serve, refusing, before
-// anything is opened or written, a folder that another user could replace
-// (trust.CheckFolder). It prints why and returns the exit code when it
-// refuses.
-func openServeState(e *env) (*serveState, int) {
+// anything is opened or written: a folder that another user could replace
+// (trust.CheckFolder), and, when serve is to have the LAN address
+// (withLAN), a folder in which a serve already answers on the control
+// socket. A second serve that went on would find the kept port taken, move
+// it and save the new one in lan.json, so every paired page would lose the
+// computer at the next restart. It prints why and returns the exit code
+// when it refuses.
+func openServeState(e *env, withLAN bool) (*serveState, int) {
 	dir, err := trust.DefaultDir()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "gatehouse serve: %v\n", err)
 		return nil, exitUsage
 	}
-	// A folder that does not exist yet holds nothing; OpenStore makes it
+	// A folder that does not exist yet holds no serve; OpenStore makes it
 	// and Guard checks it then.
 	if err := trust.CheckFolder(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(e.stderr, "gatehouse serve: %v\n", err)
 		return nil, exitUsage
+	}
+	if withLAN {
+		if msg := runningServe(dir); msg != "" {
+			fmt.Fprintf(e.stderr, "gatehouse serve: %s\n", msg)
+			return nil, exitFound
+		}
 	}
 	store, code := openState(e)
 	if store == nil {
@@ -51,7 +65,36 @@ func openServeState(e *env) (*serveState, int) {
 		fmt.Fprintf(e.stderr, "gatehouse serve: %v\n", err)
 		return nil, exitUsage
 	}
-	return &serveState{store: store, quit: make(chan struct{})}, exitOK
+	s := &serveState{store: store, release: func() {}, quit: make(chan struct{})}
+	if withLAN {
+		release, err := store.LockServe()
+		if errors.Is(err, trust.ErrServeLocked) {
+			// Another serve got past runningServe first and has no control socket yet.
+			fmt.Fprintf(e.stderr, "gatehouse serve: another gatehouse serve is running or starting in this state folder (%s); stop it first\n", dir)
+			return nil, exitFound
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "gatehouse serve: %v\n", err)
+			return nil, exitUsage
+		}
+		s.release = release
+	}
+	return s, exitOK
+}
+
+// runningServe says where the serve running in state folder dir answers,
+// or "" when none does.
+func runningServe(dir string) string {
+	ans, err := lan.Control(dir, lan.ControlRequest{Op: "status"})
+	switch {
+	case errors.Is(err, lan.ErrNoServe):
+		return ""
+	case errors.Is(err, lan.ErrServeSilent):
+		return fmt.Sprintf("a gatehouse serve holds the control socket of this state folder (%s) but does not answer; stop it first", dir)
+	case err != nil || ans.Status == nil || ans.Status.URL == "":
+		return fmt.Sprintf("gatehouse serve is already running in this state folder (%s); stop it first", dir)
+	}
+	return fmt.Sprintf("gatehouse serve is already running in this state folder (%s) at %s; stop it first", dir, display.Text(ans.Status.URL))
 }
 
 // watch checks the folder every stateCheckEvery until close; when a check
@@ -76,10 +119,13 @@ func (s *serveState) watch(e *env, stop func()) {
 	}()
 }
 
-// close stops watching. It returns code, or exitFound when the check
-// stopped serve.
+// close stops watching and frees the serve lock. It returns code, or
+// exitFound when the check stopped serve.
 func (s *serveState) close(code int) int {
-	s.once.Do(func() { close(s.quit) })
+	s.once.Do(func() {
+		close(s.quit)
+		s.release()
+	})
 	if s.stopped.Load() {
 		return exitFound
 	}
