@@ -47,6 +47,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gatehouse/gatehouse/internal/atomicfile"
 	"github.com/gatehouse/gatehouse/relay"
 	"github.com/gatehouse/gatehouse/relay/relayserver"
 	"github.com/gorilla/websocket"
@@ -124,7 +125,9 @@ func runRelay(dir, natsURL, node string) {
 	hs := &http.Server{Handler: mux}
 	l, err := netListen()
 	must(err)
-	must(os.WriteFile(filepath.Join(dir, "addr-"+node), []byte(l.Addr().String()), 0o600))
+	// Written whole or not at all: the parent polls for it, and a plain
+	// write let it read the file still empty now and then (and dial ":80").
+	must(atomicfile.Write(filepath.Join(dir, "addr-"+node), []byte(l.Addr().String()), 0o600))
 	_ = hs.Serve(l)
 }
 
