@@ -110,7 +110,7 @@ func (c *Caller) Call(ctx context.Context, method string, params any) (json.RawM
 	}
 	res, err := c.send(ctx, method, raw)
 	if err == nil && !res.OK && res.Code == CodeNotRun && res.Error == ErrStale.Sentence() && res.TS > 0 {
-		c.skew.Store(res.TS - c.o.Now().UnixMilli())
+		c.skew.Store(res.TS + 1 - c.o.Now().UnixMilli()) // past the host's clock: a stamp in the millisecond it started is refused
 		res, err = c.send(ctx, method, raw)
 	}
 	if err != nil {

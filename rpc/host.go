@@ -271,6 +271,11 @@ func (h *Host) noteRefused(dev Device, kind string) {
 	}
 }
 
+// NoteRefused counts, in the request log, a request of dev that its
+// transport refused before the host saw it (kind is RefusedStale,
+// RefusedReplay or RefusedBusy): the LAN transport's replayed call headers.
+func (h *Host) NoteRefused(dev Device, kind string) { h.noteRefused(dev, kind) }
+
 func (h *Host) guard(device string) *ReplayGuard {
 	g, _ := h.guards.LoadOrStore(device, NewReplayGuard())
 	return g.(*ReplayGuard)

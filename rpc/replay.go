@@ -9,6 +9,10 @@ import (
 // errBeforeStart: a request stamped before the host started.
 var errBeforeStart = errors.New("rpc: stamped before this host started")
 
+// IsReplay reports whether a ReplayGuard refused a message for its nonce
+// (as opposed to its time, or a full memory).
+func IsReplay(err error) bool { return err == errReplay }
+
 // maxSeen bounds the nonces one peer may have in the replay window: at 60 s
 // that is over a hundred messages a second, far past any phone.
 const maxSeen = 8192

@@ -37,6 +37,9 @@ type LANDevice struct {
 	// stopped.
 	Stored    []byte `json:"stored,omitempty"`
 	StoredRun string `json:"storedRun,omitempty"`
+	// PrevStored is the stored secret before the last change: a page that
+	// still holds it is asked to reconnect, not forgotten.
+	PrevStored []byte `json:"prevStored,omitempty"`
 	// Tickets resume a device after a restart: each session leaves one,
 	// which the page holds in memory only.
 	Tickets []LANTicket `json:"tickets,omitempty"`

@@ -108,7 +108,7 @@ const (
 
 // ConnState is an http.Server's ConnState hook for a shedding listener.
 func ConnState(c net.Conn, s http.ConnState) {
-	cc, ok := c.(*conn)
+	cc, ok := unwrap(c)
 	if !ok {
 		return
 	}
@@ -131,9 +131,27 @@ func WithConn(ctx context.Context, c net.Conn) context.Context {
 // Working marks the connection of the request whose context is ctx as
 // carrying authenticated work: it is not shed until its request ends.
 func Working(ctx context.Context) {
-	if cc, ok := ctx.Value(connKey{}).(*conn); ok {
-		cc.state.Store(stateWorking)
+	if c, ok := ctx.Value(connKey{}).(net.Conn); ok {
+		if cc, ok := unwrap(c); ok {
+			cc.state.Store(stateWorking)
+		}
 	}
+}
+
+// unwrap finds the listener's connection under c, which may be a TLS
+// connection over it (an HTTPS server on a shedding listener).
+func unwrap(c net.Conn) (*conn, bool) {
+	for range 4 {
+		if cc, ok := c.(*conn); ok {
+			return cc, true
+		}
+		w, ok := c.(interface{ NetConn() net.Conn })
+		if !ok {
+			return nil, false
+		}
+		c = w.NetConn()
+	}
+	return nil, false
 }
 
 type listener struct {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/internal/gittest"
+	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/rpc"
 	"github.com/gatehouse/gatehouse/trust"
 )
@@ -350,13 +352,15 @@ func TestASquatterGetsNothing(t *testing.T) {
 	}
 }
 
-// A squatter that keeps the kept port while serve restarts (serve then
-// listens elsewhere) could relay a reconnect: the page the phone reloads at
-// the old address is the squatter's, which asks the real serve to reconnect
-// with the stored secret it read and shows the phone the code, so the
-// codes match and the person allows it. A reconnect is therefore taken only
-// at the address the device paired at: with that check off the relay pairs
-// the thief, with it the reconnect is refused before anyone is asked.
+// A squatter that keeps the kept port while serve restarts is refused the
+// silent move it used to get: serve does not start, and says why. If the
+// person then serves on another port (as the sentence offers), the squatter
+// could relay a reconnect: the page the phone reloads at the old address is
+// the squatter's, which asks the real serve to reconnect with the stored
+// secret it read and shows the phone the code, so the codes match and the
+// person allows it. A reconnect is therefore taken only at the address the
+// device paired at: with that check off the relay pairs the thief, with it
+// the reconnect is refused before anyone is asked.
 func TestASquatterCannotRelayAReconnect(t *testing.T) {
 	for _, off := range []bool{true, false} {
 		t.Run(map[bool]string{true: "origin check off", false: "origin check on"}[off], func(t *testing.T) {
@@ -374,7 +378,11 @@ func TestASquatterCannotRelayAReconnect(t *testing.T) {
 			stop()
 			_, leave := squatter(t, addr) // stays while serve restarts
 			defer leave()
-			f, _ = serveRepo(t, repo, keep)
+			_, err = Listen(Options{Addr: netip.MustParseAddr("127.0.0.1"), Kind: Loopback, Keep: store}, rpc.HostOptions{})
+			if !errors.Is(err, ErrKeptPortTaken) || !strings.Contains(refusal.Sentence(err), addr) {
+				t.Fatalf("serve with its kept port taken: %v", err)
+			}
+			f, _ = serveRepo(t, repo, func(o *Options) { keep(o); o.Port = freePort(t) }) // --port N
 			if f.srv.hostport == addr {
 				t.Fatal("serve took the squatter's port")
 			}
@@ -415,6 +423,17 @@ func TestASquatterCannotRelayAReconnect(t *testing.T) {
 			}
 		})
 	}
+}
+
+// freePort is a port nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
 
 // Nothing recorded replays after a restart: a sealed git.discard, the

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/netip"
@@ -39,15 +40,26 @@ func callMAC(auth rpc.Key, deviceID, sessionID, ts, nonce string) string {
 	return b64(m.Sum(nil)[:16])
 }
 
-// provenCall checks a call's auth header against its session.
-func provenCall(se *session, header string) bool {
-	ts, rest, ok := strings.Cut(header, ".")
+// provenCall checks a call's auth header against its session. A header
+// that proves the session but is stale or seen before is the device's own
+// frame replayed: its kind is returned for the request log.
+func provenCall(se *session, header string) (ok bool, refused string) {
+	ts, rest, ok1 := strings.Cut(header, ".")
 	nonce, mac, ok2 := strings.Cut(rest, ".")
 	t, err := strconv.ParseInt(ts, 10, 64)
-	if !ok || !ok2 || err != nil || len(nonce) < 16 || len(nonce) > 64 || !hmac.Equal([]byte(mac), []byte(callMAC(se.keys.auth, se.device, se.id, ts, nonce))) {
-		return false
+	if !ok1 || !ok2 || err != nil || len(nonce) < 16 || len(nonce) > 64 || !hmac.Equal([]byte(mac), []byte(callMAC(se.keys.auth, se.device, se.id, ts, nonce))) {
+		return false, ""
 	}
-	return se.headers.Check(t, nonce) == nil
+	switch err := se.headers.Check(t, nonce); {
+	case err == nil:
+		return true, ""
+	case errors.Is(err, rpc.ErrBusy):
+		return false, rpc.RefusedBusy
+	case rpc.IsReplay(err):
+		return false, rpc.RefusedReplay
+	default:
+		return false, rpc.RefusedStale
+	}
 }
 
 func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
@@ -60,7 +72,11 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	case !ok:
 		refuse(w, &errPairing{401, "session", msgSessionGone})
 		return
-	case !provenCall(se, r.Header.Get(authHeader)):
+	}
+	if ok, refused := provenCall(se, r.Header.Get(authHeader)); !ok {
+		if refused != "" {
+			s.host.NoteRefused(rpc.Device{ID: d, Fingerprint: se.fp}, refused)
+		}
 		fail(w, http.StatusForbidden, msgBadFrame)
 		return
 	}
@@ -198,6 +214,8 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if old != nil {
 		close(old.done) // one stream per session: the newer wins (another tab has a session of its own)
 	}
+	s.pairing.streaming(se.id, 1)
+	defer s.pairing.streaming(se.id, -1)
 	s.stream(w, r, se, st)
 }
 

@@ -44,11 +44,11 @@ type Link struct {
 	Key  rpc.Key
 }
 
-// ParseLink reads http://addr:port/#id.key.
+// ParseLink reads http://addr:port/#id.key (or https://name:port/#id.key).
 func ParseLink(raw string) (Link, error) {
 	u, err := url.Parse(raw)
 	bad := fmt.Errorf("%q is not a gatehouse pairing link (http://address:port/#code)", raw)
-	if err != nil || u.Scheme != "http" || u.Host == "" {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return Link{}, bad
 	}
 	id, key, ok := strings.Cut(u.Fragment, ".")
@@ -57,7 +57,7 @@ func ParseLink(raw string) (Link, error) {
 		return Link{}, bad
 	}
 	var l Link
-	l.Base, l.ID = "http://"+u.Host+"/", id
+	l.Base, l.ID = u.Scheme+"://"+u.Host+"/", id
 	copy(l.Key[:], raw32)
 	return l, nil
 }
@@ -140,7 +140,9 @@ func (c *client) post(ctx context.Context, path string, body any, header http.He
 		out.Error = res.Status
 	}
 	if out.Code == "clock" && out.Now > 0 {
-		c.skew.Store(out.Now - time.Now().UnixMilli())
+		// Stamp the next one a millisecond past the computer's clock: a
+		// message stamped in the very millisecond serve started is refused.
+		c.skew.Store(out.Now + 1 - time.Now().UnixMilli())
 	}
 	return "", &serverRefusal{status: res.StatusCode, code: out.Code, sentence: out.Error, now: out.Now}
 }

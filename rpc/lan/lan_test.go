@@ -89,6 +89,18 @@ func newFixture(t *testing.T, tweak func(*Options)) *fixture {
 // same port a kept-alive connection to this one, closed by then.
 func serveRepo(t *testing.T, repo string, tweak func(*Options)) (f *fixture, stop func()) {
 	t.Helper()
+	return serveRepoHost(t, repo, tweak, nil)
+}
+
+// serveRepoWithLog is serveRepo with the host's request log.
+func serveRepoWithLog(t *testing.T, repo string, l *rpc.RequestLog) (f *fixture, stop func()) {
+	t.Helper()
+	return serveRepoHost(t, repo, nil, func(ho *rpc.HostOptions) { ho.Log = l })
+}
+
+// serveRepoHost is serveRepo that also adjusts the host's options.
+func serveRepoHost(t *testing.T, repo string, tweak func(*Options), hostTweak func(*rpc.HostOptions)) (f *fixture, stop func()) {
+	t.Helper()
 	reg := rpc.NewRegistry()
 	if err := methods.Register(reg); err != nil {
 		t.Fatal(err)
@@ -103,7 +115,11 @@ func serveRepo(t *testing.T, repo string, tweak func(*Options)) (f *fixture, sto
 	if tweak != nil {
 		tweak(&o)
 	}
-	srv, err := Listen(o, rpc.HostOptions{Registry: reg, Targets: targets, FullAccess: func() bool { return false }})
+	ho := rpc.HostOptions{Registry: reg, Targets: targets, FullAccess: func() bool { return false }}
+	if hostTweak != nil {
+		hostTweak(&ho)
+	}
+	srv, err := Listen(o, ho)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,14 @@ const (
 	maxOffersPerAddr  = 4                // and from one sender address
 	maxWaiting        = 8                // requests waiting for the person, in all
 	maxWaitingPerAddr = 2                // and from one sender address: no holder of the link holds every slot
+	// maxReconnectsPerDevice bounds the waiting reconnects of one paired
+	// device, from any addresses: whoever holds a device's old stored secret
+	// cannot fill the waiting slots with reconnects no new link ends.
+	maxReconnectsPerDevice = 2
 )
+
+// warnFull is shown at the computer when the waiting requests fill up.
+const warnFull = "8 pair requests are waiting. If you did not make them, someone else holds the link or a device's old secret: make a new link (n, or gatehouse devices link --new) and deny the rest (gatehouse devices deny)."
 
 // Request kinds.
 const (
@@ -48,6 +55,7 @@ type Device struct {
 	origin      string      // the page's address it paired at
 	stored      rpc.Key     // the secret the device keeps
 	storedRun   string      // the serve run the stored secret is good for
+	prevStored  rpc.Key     // the stored secret before the last rotation: it may ask to reconnect
 	tickets     []ticket    // newest first
 }
 
@@ -90,6 +98,8 @@ type offer struct {
 	from    netip.Addr
 	link    string // the link it came through ("" for a reconnect)
 	device  string // the device reconnecting ("" for a new one)
+	name    string // the device's name as the person sees it
+	kind    string // page or cli
 	created time.Time
 	req     *Request // once revealed
 }
@@ -127,6 +137,7 @@ type Pairing struct {
 	base     string // http://addr:port/
 	kind     Kind
 	run      string    // this serve's run: a stored secret is good for the run that gave it
+	secure   bool      // the page is served over HTTPS: no other program can serve its origin
 	started  time.Time // a resume stamped before this is refused
 	linkID   string
 	linkKey  rpc.Key
@@ -328,7 +339,7 @@ func (p *Pairing) allowLocked(r *Request, g trust.Grant) pairOutcome {
 		}
 		p.endSessionsLocked(dev.ID) // a re-key: sessions of the old secrets end
 		dev.stored, dev.Fingerprint = r.offer.hs.outcome(dev.ID)
-		dev.storedRun, dev.LastSeen = p.run, now
+		dev.storedRun, dev.LastSeen, dev.prevStored = p.run, now, rpc.Key{}
 		p.saveLocked()
 		return pairOutcome{device: dev}
 	}
@@ -343,7 +354,7 @@ func (p *Pairing) allowLocked(r *Request, g trust.Grant) pairOutcome {
 	if ended != "" && p.onRevoke != nil {
 		go p.onRevoke(ended) // ends its streams; outside the lock
 	}
-	dev := &Device{ID: "lan-" + randomID(9), Name: r.Name, Grant: g, Kind: r.offer.hs.kind, Paired: now, LastSeen: now,
+	dev := &Device{ID: "lan-" + randomID(9), Name: r.Name, Grant: g, Kind: r.offer.kind, Paired: now, LastSeen: now,
 		origin: p.base, storedRun: p.run}
 	dev.stored, dev.Fingerprint = r.offer.hs.outcome(dev.ID)
 	p.devices[dev.ID] = dev
@@ -495,6 +506,9 @@ func (p *Pairing) keep(k Keeper, st trust.LANState, port int, log *slog.Logger) 
 		dev := &Device{ID: d.ID, Name: d.Name, Grant: d.Grant, Kind: d.Kind, Paired: d.Paired, LastSeen: d.LastSeen,
 			Fingerprint: d.Fingerprint, origin: d.Origin, storedRun: d.StoredRun}
 		copy(dev.stored[:], d.Stored)
+		if len(d.PrevStored) == len(rpc.Key{}) {
+			copy(dev.prevStored[:], d.PrevStored)
+		}
 		for _, t := range d.Tickets {
 			if len(t.Secret) == len(rpc.Key{}) && t.ID != "" && len(dev.tickets) < maxTickets {
 				tk := ticket{id: t.ID, used: t.Used}
@@ -533,6 +547,9 @@ func (p *Pairing) saveLocked() {
 	for _, d := range p.devices {
 		kd := trust.LANDevice{ID: d.ID, Name: d.Name, Grant: d.Grant, Kind: d.Kind, Origin: d.origin, Paired: d.Paired,
 			LastSeen: d.LastSeen, Fingerprint: d.Fingerprint, Stored: append([]byte(nil), d.stored[:]...), StoredRun: d.storedRun}
+		if d.prevStored != (rpc.Key{}) {
+			kd.PrevStored = append([]byte(nil), d.prevStored[:]...)
+		}
 		for _, t := range d.tickets {
 			kd.Tickets = append(kd.Tickets, trust.LANTicket{ID: t.id, Secret: append([]byte(nil), t.secret[:]...), Used: t.used})
 		}
@@ -594,16 +611,19 @@ func (e *errPairing) Error() string { return e.msg }
 // bounded per sender address and in all.
 func (p *Pairing) offerLocked(o *offer) error {
 	p.expireLocked(o.created)
-	n, mine := 0, 0
+	n, mine, device := 0, 0, 0
 	for _, x := range p.offers {
 		if x.req == nil {
 			n++
 			if x.from == o.from {
 				mine++
 			}
+			if o.device != "" && x.device == o.device {
+				device++
+			}
 		}
 	}
-	if n >= maxOffers || mine >= maxOffersPerAddr {
+	if n >= maxOffers || mine >= maxOffersPerAddr || device >= maxOffersPerAddr {
 		return &errPairing{429, "busy", msgTooMany}
 	}
 	o.id = randomID(16)
@@ -624,10 +644,14 @@ func (p *Pairing) revealLocked(o *offer, now time.Time) error {
 			mine++
 		}
 	}
-	if len(p.requests) >= maxWaiting || mine >= maxWaitingPerAddr {
+	if len(p.requests) >= maxWaiting || mine >= maxWaitingPerAddr || o.device != "" && p.reconnectsLocked(o.device) >= maxReconnectsPerDevice {
+		if len(p.requests) >= maxWaiting && p.warning != warnFull {
+			p.warning = warnFull
+			p.bumpLocked()
+		}
 		return &errPairing{429, "busy", msgWaitingFull}
 	}
-	r := &Request{ID: randomID(8), Code: o.hs.code(), Kind: KindPair, Name: o.hs.name, From: o.from.String(), At: now,
+	r := &Request{ID: randomID(8), Code: o.hs.code(), Kind: KindPair, Name: o.name, From: o.from.String(), At: now,
 		Ends: now.Add(p.wait()), offer: o, done: make(chan struct{})}
 	if o.device != "" {
 		dev := p.devices[o.device]
@@ -645,6 +669,17 @@ func (p *Pairing) revealLocked(o *offer, now time.Time) error {
 	p.requests = append(p.requests, r)
 	p.bumpLocked()
 	return nil
+}
+
+// reconnectsLocked counts a device's waiting reconnects.
+func (p *Pairing) reconnectsLocked(device string) int {
+	n := 0
+	for _, r := range p.requests {
+		if r.Device == device {
+			n++
+		}
+	}
+	return n
 }
 
 // await waits for the person's decision on a request (or ctx).

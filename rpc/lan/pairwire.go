@@ -118,13 +118,18 @@ func (s *Server) pairStart(w http.ResponseWriter, in pairBody, from netip.Addr) 
 	now := time.Now()
 	p := s.pairing
 	p.mu.Lock()
-	scope, psk, device, link := "", rpc.Key{}, "", ""
+	scope, device, link := "", "", ""
+	var psks []rpc.Key // what the first message may be sealed with
 	switch {
 	case in.P != "" && in.D == "" && in.P == p.linkID:
-		scope, psk, link = "link:"+p.linkID, p.linkKey, p.linkID
+		scope, psks, link = "link:"+p.linkID, []rpc.Key{p.linkKey}, p.linkID
 	case in.D != "" && in.P == "" && p.devices[in.D] != nil:
 		dev := p.devices[in.D]
-		scope, psk, device = "device:"+dev.ID, reconnectKey(dev.stored, dev.ID), dev.ID
+		scope, device = "device:"+dev.ID, dev.ID
+		psks = []rpc.Key{reconnectKey(dev.stored, dev.ID)}
+		if dev.prevStored != (rpc.Key{}) { // a page that missed the last change of its stored secret
+			psks = append(psks, reconnectKey(dev.prevStored, dev.ID))
+		}
 		if dev.origin != p.base && !s.o.originCheckOffForTest {
 			// The device paired at another address: whatever answers there
 			// now is not this serve, and may be relaying the page to it.
@@ -134,13 +139,16 @@ func (s *Server) pairStart(w http.ResponseWriter, in pairBody, from netip.Addr) 
 		}
 	}
 	p.mu.Unlock()
-	if scope == "" {
-		s.junk(w, from)
-		return
-	}
-	plain, err := rpc.Open(psk, in.F, pairAAD(scope, "host"))
+	var psk rpc.Key
 	var m pairMsg
-	if err != nil || json.Unmarshal(plain, &m) != nil || m.Type != "pair.start" {
+	opened := false
+	for _, k := range psks {
+		if plain, err := rpc.Open(k, in.F, pairAAD(scope, "host")); err == nil && json.Unmarshal(plain, &m) == nil && m.Type == "pair.start" {
+			psk, opened = k, true
+			break
+		}
+	}
+	if !opened {
 		s.junk(w, from)
 		return
 	}
@@ -157,12 +165,14 @@ func (s *Server) pairStart(w http.ResponseWriter, in pairBody, from netip.Addr) 
 	if m.Kind == "cli" {
 		kind = "cli"
 	}
-	hs, err := hostOffer(scope, psk, cleanName(m.Name), kind, pkA)
+	// The code covers the name and kind as the device sent them (it computes
+	// its own code over those); the person sees them cleaned.
+	hs, err := hostOffer(scope, psk, m.Name, m.Kind, pkA)
 	if err != nil {
 		s.junk(w, from)
 		return
 	}
-	o := &offer{hs: hs, from: from, link: link, device: device, created: now}
+	o := &offer{hs: hs, from: from, link: link, device: device, created: now, name: cleanName(m.Name), kind: kind}
 	p.mu.Lock()
 	err = p.offerLocked(o)
 	p.mu.Unlock()

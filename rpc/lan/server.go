@@ -24,6 +24,7 @@ package lan
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -33,10 +34,12 @@ import (
 	"net/http"
 	"net/netip"
 	"path"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/gatehouse/gatehouse/internal/connlimit"
+	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/rpc"
 	"github.com/gatehouse/gatehouse/trust"
 )
@@ -107,6 +110,12 @@ type Options struct {
 	DecisionWaitForTest time.Duration
 	// BodyTimeoutForTest shortens the 30 s a request has to arrive whole.
 	BodyTimeoutForTest time.Duration
+	// TLS, when set, serves the page over HTTPS at Name (a name its
+	// certificate covers, which resolves to Addr: a Tailscale name with the
+	// certificate of `tailscale cert`). No other program can then serve the
+	// page's origin, so a page's stored secret stays good across restarts.
+	TLS  *tls.Config
+	Name string
 	// Keep, when set, keeps the port and the paired devices (with their
 	// secrets) across runs: a restart ends no pairing, and with Port 0 the
 	// port chosen the first time is tried again, so a page's saved address
@@ -141,7 +150,8 @@ type Server struct {
 	host     *rpc.Host
 	hs       *http.Server
 	l        net.Listener
-	hostport string
+	hostport string // what the page's address names: the Host every request must carry
+	scheme   string // http, or https with Options.TLS
 	log      *slog.Logger
 
 	mu      sync.Mutex
@@ -161,15 +171,25 @@ type stream struct {
 // the mistake.
 var ErrHostOptionsTaken = errors.New("lan: the host's grants and events are the LAN server's; leave them unset")
 
-// listenKept listens on o's port, or with none named on the port kept
-// from an earlier run, or when that one is taken on any free port.
+// ErrKeptPortTaken: the port paired pages saved is held by another program.
+// serve does not move on: whatever holds the page's address is that page's
+// origin, and could be pretending to be gatehouse to the phones (a moved
+// serve would leave it the origin for good).
+var ErrKeptPortTaken = refusal.New(refusal.Refused, "kept port taken",
+	"the address your paired pages saved is taken by another program, which could be pretending to be gatehouse to them (docs/lan.md, \"Threat model\"): stop it, or serve on another port with --port N (pages paired before then pair again through the new link)")
+
+// listenKept listens on o's port, or with none named on the port kept from
+// an earlier run (refusing, ErrKeptPortTaken, when another program holds
+// it), or on any free port the first time.
 func listenKept(o Options, keptPort int) (net.Listener, error) {
 	if o.Port == 0 && keptPort > 0 && keptPort < 65536 {
-		l, err := net.Listen("tcp", netip.AddrPortFrom(o.Addr, uint16(keptPort)).String())
-		if err == nil {
-			return l, nil
+		addr := netip.AddrPortFrom(o.Addr, uint16(keptPort)).String()
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			o.Logger.Warn("the kept port is taken", "addr", addr, "err", err)
+			return nil, refusal.Errorf(ErrKeptPortTaken, "the address your paired pages saved, %s, is taken by another program, which could be pretending to be gatehouse to them (docs/lan.md, \"Threat model\"): stop it, or serve on another port with --port N (pages paired before then pair again through the new link)", addr)
 		}
-		o.Logger.Warn("the port kept from the last run is taken; a new one is chosen, and pages paired before must open the new link once", "port", keptPort, "err", err)
+		return l, nil
 	}
 	return net.Listen("tcp", netip.AddrPortFrom(o.Addr, uint16(o.Port)).String())
 }
@@ -196,8 +216,18 @@ func Listen(o Options, ho rpc.HostOptions) (*Server, error) {
 		return nil, err
 	}
 	l = connlimit.ListenShedding(l, connsPerAddr, connsTotal)
-	s := &Server{o: o, l: l, hostport: l.Addr().String(), log: o.Logger, streams: map[string]*stream{}}
-	s.pairing = newPairing("http://"+s.hostport+"/", o.Kind)
+	s := &Server{o: o, l: l, hostport: l.Addr().String(), scheme: "http", log: o.Logger, streams: map[string]*stream{}}
+	if o.TLS != nil {
+		if o.Name == "" {
+			_ = l.Close()
+			return nil, errors.New("lan: serving HTTPS needs the name the certificate covers")
+		}
+		s.l = tls.NewListener(l, o.TLS)
+		s.hostport = net.JoinHostPort(o.Name, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+		s.scheme = "https"
+	}
+	s.pairing = newPairing(s.URL(), o.Kind)
+	s.pairing.secure = o.TLS != nil
 	s.pairing.log = o.Logger
 	if o.Keep != nil {
 		s.pairing.keep(o.Keep, kept, l.Addr().(*net.TCPAddr).Port, o.Logger)
@@ -239,7 +269,7 @@ func (s *Server) Serve() error {
 func (s *Server) Pairing() *Pairing { return s.pairing }
 
 // URL is the page's address (without the link's fragment).
-func (s *Server) URL() string { return "http://" + s.hostport + "/" }
+func (s *Server) URL() string { return s.scheme + "://" + s.hostport + "/" }
 
 // Close tells every page that serving ended, then stops.
 func (s *Server) Close(ctx context.Context) error {
@@ -276,7 +306,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			fail(w, http.StatusMisdirectedRequest, msgWrongHost)
 			return
 		}
-		if o := r.Header.Get("Origin"); o != "" && o != "http://"+s.hostport {
+		if o := r.Header.Get("Origin"); o != "" && o != s.scheme+"://"+s.hostport {
 			fail(w, http.StatusForbidden, msgWrongHost)
 			return
 		}

@@ -30,8 +30,17 @@ import (
 const (
 	maxSessionsPerDevice = 16             // open pages and calls of one device; the oldest goes first
 	sessionIdle          = 12 * time.Hour // a session unused this long ends
-	maxTickets           = 16             // tickets kept per device; the oldest goes first
-	ticketLife           = 30 * 24 * time.Hour
+	// maxTickets bounds the tickets kept per device: those of open sessions
+	// always, then the most recently used. Twice the sessions, so that a
+	// page left open keeps its ticket through any number of reloads in
+	// other tabs (a red team's 17 reloads dropped it).
+	maxTickets = 2 * maxSessionsPerDevice
+	ticketLife = 30 * 24 * time.Hour
+	// resumeAhead bounds how far ahead of this computer's clock a resume may
+	// be stamped. A device stamps with this computer's clock (every answer
+	// and clock refusal carries it), so a resume recorded before a restart
+	// and stamped ahead of it cannot pass for one of the next run.
+	resumeAhead = 2 * time.Second
 )
 
 type ticket struct {
@@ -44,6 +53,7 @@ type session struct {
 	id, device, fp string
 	keys           sessionSecrets
 	used           time.Time
+	streams        int              // event streams open now: an open page's session goes last
 	headers        *rpc.ReplayGuard // nonces of calls' authenticated headers
 	events         *rpc.ReplayGuard // event stream openers
 }
@@ -103,6 +113,12 @@ func (p *Pairing) resume(d, mode, ticketID, frame string, now time.Time) (string
 			return "", nil, errResumeUnpaired
 		}
 		secret = dev.stored
+		if dev.prevStored != (rpc.Key{}) && p.opens(dev.prevStored, mode, d, frame) {
+			// A stored secret spent by a rotation this device did not see
+			// (another tab took it, or a replay did): the person allows it
+			// again, as after a restart; it is not forgotten.
+			return "", nil, errResumeRestarted
+		}
 	case modeTicket:
 		i := slices.IndexFunc(dev.tickets, func(t ticket) bool {
 			return subtle.ConstantTimeCompare([]byte(t.id), []byte(ticketID)) == 1 && now.Sub(t.used) < ticketLife
@@ -128,7 +144,7 @@ func (p *Pairing) resume(d, mode, ticketID, frame string, now time.Time) (string
 	// run (while serve was stopped, by whatever answered at its address):
 	// refused, as is one out of the window. The device re-stamps it with
 	// this computer's clock, which the refusal tells it.
-	if m.TS < p.started.UnixMilli() {
+	if m.TS <= p.started.UnixMilli() || m.TS > now.Add(resumeAhead).UnixMilli() {
 		return "", nil, errResumeClock
 	}
 	g := p.resumes[d]
@@ -142,7 +158,7 @@ func (p *Pairing) resume(d, mode, ticketID, frame string, now time.Time) (string
 		}
 		return "", nil, errResumeClock
 	}
-	if mode == modeStored && dev.storedRun != p.run && !p.storedAcrossRunsForTest {
+	if mode == modeStored && dev.storedRun != p.run && !p.secure && !p.storedAcrossRunsForTest {
 		return "", nil, errResumeRestarted
 	}
 	pkE, err := base64.RawURLEncoding.DecodeString(m.PK)
@@ -161,27 +177,55 @@ func (p *Pairing) resume(d, mode, ticketID, frame string, now time.Time) (string
 	if dev.storedRun != p.run {
 		// The first ticket resume of this run: what was stored before the
 		// restart is spent.
+		dev.prevStored = dev.stored
 		dev.stored, dev.storedRun, ans.Rotate = keys.stored, p.run, true
 	}
 	if tk != nil {
 		tk.used = now
 	}
-	dev.tickets = slices.Insert(dev.tickets, 0, ticket{id: sid, secret: keys.ticket, used: now})
-	slices.SortStableFunc(dev.tickets, func(a, b ticket) int { return b.used.Compare(a.used) })
-	dev.tickets = slices.DeleteFunc(dev.tickets, func(t ticket) bool { return now.Sub(t.used) >= ticketLife })
-	if len(dev.tickets) > maxTickets {
-		dev.tickets = dev.tickets[:maxTickets]
-	}
 	se := &session{id: sid, device: d, fp: dev.Fingerprint, keys: keys, used: now, headers: rpc.NewReplayGuard(), events: rpc.NewReplayGuard()}
 	p.addSessionLocked(se, now)
+	dev.tickets = append(dev.tickets, ticket{id: sid, secret: keys.ticket, used: now})
+	p.trimTicketsLocked(dev, now)
 	dev.LastSeen = now
 	p.saveLocked()
 	out, _ := json.Marshal(ans)
 	return rpc.Seal(k, out, resumeAAD(d, mode, ticketID, "device")), se, nil
 }
 
-// addSessionLocked keeps a session, ending the device's least recently
-// used one beyond maxSessionsPerDevice and any left idle.
+// opens reports whether frame opens as a resume under secret.
+func (p *Pairing) opens(secret rpc.Key, mode, d, frame string) bool {
+	_, err := rpc.Open(resumeKey(secret, mode, d, ""), frame, resumeAAD(d, mode, "", "host"))
+	return err == nil
+}
+
+// trimTicketsLocked keeps a device's tickets within maxTickets and their
+// life: the tickets of its open sessions first (a page left open must come
+// back after a restart, however often other tabs reload), then the most
+// recently used.
+func (p *Pairing) trimTicketsLocked(dev *Device, now time.Time) {
+	dev.tickets = slices.DeleteFunc(dev.tickets, func(t ticket) bool { return now.Sub(t.used) >= ticketLife })
+	live := func(t ticket) int {
+		if se := p.sessions[t.id]; se != nil && se.device == dev.ID {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(dev.tickets, func(a, b ticket) int {
+		if d := live(b) - live(a); d != 0 {
+			return d
+		}
+		return b.used.Compare(a.used)
+	})
+	if len(dev.tickets) > maxTickets {
+		dev.tickets = dev.tickets[:maxTickets]
+	}
+}
+
+// addSessionLocked keeps a session, ending beyond maxSessionsPerDevice the
+// device's least recently used one with no event stream open (a page that
+// is open keeps its session however often other tabs reload), and any left
+// idle.
 func (p *Pairing) addSessionLocked(se *session, now time.Time) {
 	var mine []*session
 	for id, x := range p.sessions {
@@ -193,7 +237,12 @@ func (p *Pairing) addSessionLocked(se *session, now time.Time) {
 			mine = append(mine, x)
 		}
 	}
-	slices.SortFunc(mine, func(a, b *session) int { return a.used.Compare(b.used) })
+	slices.SortFunc(mine, func(a, b *session) int {
+		if d := a.streams - b.streams; d != 0 {
+			return d // sessions without a stream go first
+		}
+		return a.used.Compare(b.used)
+	})
 	for len(mine) >= maxSessionsPerDevice {
 		p.endSessionLocked(mine[0].id)
 		mine = mine[1:]
@@ -226,6 +275,17 @@ func (p *Pairing) sessionsOf(d string) []*session {
 		}
 	}
 	return out
+}
+
+// streaming counts an event stream opening (+1) or closing (-1) on a
+// session.
+func (p *Pairing) streaming(sid string, delta int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if se := p.sessions[sid]; se != nil {
+		se.streams += delta
+		se.used = time.Now()
+	}
 }
 
 func (p *Pairing) endSessionsLocked(d string) {
