@@ -24,27 +24,36 @@ func init() {
 	register(&command{
 		name:    "serve",
 		summary: "serve checkouts to your phone and other devices",
-		usage:   "[--listen auto|tailscale|lan|loopback|none|ADDR|ADDR:PORT] [--port N] [--no-tui] [--relay URL] [PATH...]",
+		usage:   "[--listen auto|tailscale|lan|loopback|none|ADDR|ADDR:PORT] [--port N] [--tls-cert FILE --tls-key FILE] [--no-tui] [--relay URL] [PATH...]",
 		help: `Serves the checkouts named (default: the current folder) to your devices.
 
 On a LAN or Tailscale address (the default): gatehouse listens on one
 Tailscale address, or else one private LAN address, never a public one or all
 interfaces (--listen names one, with its port if you like: 127.0.0.1:28999),
-and shows a pairing link and its QR code. Open it on the phone;
-when the page asks to pair, allow it here with a grant (view, control, full)
-or deny it. A link pairs one device and is then replaced; at most 3 devices
-pair. Pairings survive a restart: each device's key and grant are kept in the
+and shows a pairing link and its QR code. Open it on the phone; the page
+and this terminal show a pair code: allow the request here only if the codes
+match, with a grant (view, control, full), or deny it. Keys are agreed, never
+sent. A link pairs one device and is then replaced; at most 3 devices pair.
+Pairings survive a restart: each device's secrets and grant are kept in the
 state folder (lan.json, 0600) and the port chosen the first time is used
-again, so a paired phone reconnects by itself; 'devices revoke ID' ends a
-pairing for good. The page is plain HTTP, every body
-sealed: that defeats a listener and replays, not someone who can change traffic
-on the network, so prefer Tailscale on networks you do not trust.
+again, so a page left open reconnects by itself, and a page opened after the
+restart asks once more by a code (it keeps its grant); 'devices revoke ID'
+ends a pairing for good. serve refuses to start when another program holds
+that port, which could be posing as it to the phones.
 
-In the terminal: answer a pair request with v, c or f (the grant) or d (deny);
-q hides or shows the QR code, n makes a new link, l lists devices, r ID
-unpairs one. Without a terminal (--no-tui, or a service), use
-'gatehouse devices' from another shell: 'devices link', 'devices allow
---grant view', 'devices deny', 'devices revoke ID'.
+The page is plain HTTP, every body sealed: that defeats a listener and
+replays, not someone who can change traffic on the network, so prefer
+Tailscale on networks you do not trust. With --tls-cert and --tls-key (a
+certificate for this machine's Tailscale name, from 'tailscale cert') the page
+is served over HTTPS at that name: no other program can pose as it, and a page
+opened after a restart needs no new code.
+
+In the terminal: answer the pair request on screen with v, c or f (the grant)
+or d (deny), then Enter; a reconnecting device with a (its grant). q hides or
+shows the QR code, n makes a new link, l lists devices, r ID unpairs one.
+Without a terminal (--no-tui, or a service), use 'gatehouse devices' from
+another shell: 'devices link', 'devices allow CODE --grant view', 'devices
+deny CODE', 'devices revoke ID'.
 
 With --relay URL, this computer also answers the devices of its relay
 account (and still serves the LAN address, quietly: pair with 'gatehouse
@@ -125,6 +134,8 @@ func setupServe(fs *flag.FlagSet) func(*env, []string) int {
 	listen := fs.String("listen", "auto", "auto, tailscale, lan, loopback, or an `ADDR` of one of those kinds, with :PORT if you like")
 	port := fs.Int("port", 0, "the `PORT` (default: any free one)")
 	noTUI := fs.Bool("no-tui", false, "no terminal prompts: log, and decide with 'gatehouse devices'")
+	certFile := fs.String("tls-cert", "", "serve the page over HTTPS with this certificate `FILE` (a Tailscale name's, from 'tailscale cert'), with --tls-key")
+	keyFile := fs.String("tls-key", "", "the certificate's key `FILE`")
 	return func(e *env, args []string) int {
 		if len(args) == 0 {
 			args = []string{"."}
@@ -142,11 +153,21 @@ func setupServe(fs *flag.FlagSet) func(*env, []string) int {
 		if err != nil {
 			return usageError(e, named("serve"), "%v", err)
 		}
+		var tl *lanTLS
+		if (*certFile == "") != (*keyFile == "") {
+			return usageError(e, named("serve"), "--tls-cert and --tls-key go together")
+		}
+		if *certFile != "" {
+			if tl, err = loadLANTLS(*certFile, *keyFile); err != nil {
+				fmt.Fprintf(e.stderr, "gatehouse serve: %v\n", err)
+				return exitUsage
+			}
+		}
 		warnServedFolders(e, args)
 		if *relayURL != "" {
-			return serveRelayMode(e, *relayURL, args, *listen, mode, p)
+			return serveRelayMode(e, *relayURL, args, *listen, mode, p, tl)
 		}
-		return serveLAN(e, args, mode, p, *noTUI || !isInteractive(e.stdin))
+		return serveLAN(e, args, mode, p, *noTUI || !isInteractive(e.stdin), tl)
 	}
 }
 
@@ -156,7 +177,7 @@ func setupServe(fs *flag.FlagSet) func(*env, []string) int {
 // grants). With the LAN address it is refused, like serveLAN, where a serve
 // already runs; with --listen none it takes neither the LAN's port nor
 // the control socket, and may run beside one.
-func serveRelayMode(e *env, relayURL string, args []string, listenFlag, mode string, port int) (code int) {
+func serveRelayMode(e *env, relayURL string, args []string, listenFlag, mode string, port int, tl *lanTLS) (code int) {
 	c := named("serve")
 	state, code := openServeState(e, mode != "none") // before anything is opened or written
 	if state == nil {
@@ -193,7 +214,7 @@ func serveRelayMode(e *env, relayURL string, args []string, listenFlag, mode str
 	defer stopUnsafe()
 	state.watch(e, stopUnsafe)
 	if mode != "none" {
-		stopLAN, err := alsoServeLAN(ctx, e, store, ho, mode, port, logger)
+		stopLAN, err := alsoServeLAN(ctx, e, store, ho, mode, port, tl, logger)
 		switch {
 		case err != nil && listenFlag != "auto":
 			fmt.Fprintf(e.stderr, "gatehouse serve: %s\n", personal(err))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -20,10 +21,13 @@ import (
 	"github.com/gatehouse/gatehouse/web"
 )
 
+// httpsTip is shown on a Tailscale address served over plain HTTP.
+const httpsTip = "Tip: with a certificate for this machine's Tailscale name ('tailscale cert'), serve --tls-cert FILE --tls-key FILE serves the page over HTTPS: then no other program can pose as it, and a page opened after a restart needs no new code."
+
 // lanThreat is the threat note the terminal and the README show.
 const lanThreat = "The page is plain HTTP with every body sealed: that stops someone listening and replays, not someone who can change traffic on this network. Prefer Tailscale on networks you do not trust."
 
-func serveLAN(e *env, paths []string, listen string, port int, noTUI bool) (code int) {
+func serveLAN(e *env, paths []string, listen string, port int, noTUI bool, tl *lanTLS) (code int) {
 	state, code := openServeState(e, true) // before anything is opened or written
 	if state == nil {
 		return code
@@ -52,10 +56,10 @@ func serveLAN(e *env, paths []string, listen string, port int, noTUI bool) (code
 		return exitUsage
 	}
 	defer closeHost()
-	srv, err := lan.Listen(lan.Options{Addr: addr, Port: port, Kind: kind, Page: web.Page(), Logger: logger, Keep: store}, ho)
+	srv, err := lan.Listen(lanOptions(addr, port, kind, tl, logger, store), ho)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "gatehouse serve: %v\n", err)
-		return exitUsage
+		fmt.Fprintf(e.stderr, "gatehouse serve: %s\n", personal(err))
+		return exitFound
 	}
 	stopControl, err := srv.ServeControl(store.Dir())
 	if err != nil {
@@ -92,7 +96,7 @@ func serveLAN(e *env, paths []string, listen string, port int, noTUI bool) (code
 // alsoServeLAN serves the LAN address beside the relay, with the same
 // folders and log (ho, before its Grants are set), quietly: pairing goes
 // through 'gatehouse devices'. stop ends it and tells its pages.
-func alsoServeLAN(ctx context.Context, e *env, store *trust.Store, ho rpc.HostOptions, mode string, port int, logger *slog.Logger) (stop func(), err error) {
+func alsoServeLAN(ctx context.Context, e *env, store *trust.Store, ho rpc.HostOptions, mode string, port int, tl *lanTLS, logger *slog.Logger) (stop func(), err error) {
 	ifaces, err := lan.SystemInterfaces()
 	if err != nil {
 		return nil, err
@@ -101,7 +105,7 @@ func alsoServeLAN(ctx context.Context, e *env, store *trust.Store, ho rpc.HostOp
 	if err != nil {
 		return nil, err
 	}
-	srv, err := lan.Listen(lan.Options{Addr: addr, Port: port, Kind: kind, Page: web.Page(), Logger: logger, Keep: store}, ho)
+	srv, err := lan.Listen(lanOptions(addr, port, kind, tl, logger, store), ho)
 	if err != nil {
 		return nil, err
 	}
@@ -119,6 +123,16 @@ func alsoServeLAN(ctx context.Context, e *env, store *trust.Store, ho rpc.HostOp
 		_ = srv.Close(sctx)
 		stopControl()
 	}, nil
+}
+
+// lanOptions places the LAN server: plain HTTP, or HTTPS at the name tl's
+// certificate covers.
+func lanOptions(addr netip.Addr, port int, kind lan.Kind, tl *lanTLS, logger *slog.Logger, store *trust.Store) lan.Options {
+	o := lan.Options{Addr: addr, Port: port, Kind: kind, Page: web.Page(), Logger: logger, Keep: store}
+	if tl != nil {
+		o.TLS, o.Name = tl.config(), tl.name
+	}
+	return o
 }
 
 // replacing says which paired device a request would replace.
@@ -163,7 +177,11 @@ func (t *tui) say(format string, a ...any) {
 
 func (t *tui) banner() {
 	t.say("gatehouse is serving %s at %s (%s).\n", count(t.n, "checkout"), t.url, t.kind)
-	if t.kind != lan.Tailscale {
+	switch {
+	case strings.HasPrefix(t.url, "https://"):
+	case t.kind == lan.Tailscale:
+		t.say("%s\n", httpsTip)
+	default:
 		t.say("%s\n", lanThreat)
 	}
 	if t.quiet {
