@@ -146,7 +146,10 @@ export async function search(p, st = {}) {
     box.addEventListener('change', () => { st[key] = box.checked; setPref(key, box.checked); });
     return h('label', { for: id, class: 'inline' }, box, ` ${label}`);
   };
-  const q = h('input', { type: 'search', id: 'query', name: 'query', autocomplete: 'off', enterkeyhint: 'search', value: st.query || '' });
+  // What is being typed survives the screen being drawn again (one
+  // overtaken by the person's own back and tab, see ui.js paint).
+  const q = h('input', { type: 'search', id: 'query', name: 'query', autocomplete: 'off', enterkeyhint: 'search', value: st.query || '',
+    oninput: () => { st.query = q.value; } });
   const results = h('div', { 'aria-live': 'polite' });
   const names = async (keep) => {
     st.query = q.value;

@@ -150,7 +150,7 @@ async function projects() {
 // tabs are a checkout's screens; a tab replaces the screen in place.
 export function tabs(p, active) {
   const list = [['changes', 'Changes', (s) => changes(p, s)], ['files', 'Files', (s) => files(p, '', s)], ['search', 'Search', (s) => search(p, s)]];
-  if (p.git) list.push(['history', 'History', (s) => historyOf(p, '', s)], ['worktrees', 'Worktrees', () => worktrees(p)]);
+  if (p.git) list.push(['history', 'History', (s) => historyOf(p, '', s)], ['worktrees', 'Worktrees', (s) => worktrees(p, s)]);
   if (p.git && state.hello.methods.includes('github.pulls')) list.push(['github', 'GitHub', (s) => github(p, s)]);
   return h('nav', { class: 'tabs', 'aria-label': 'Checkout' }, list.map(([name, label, render]) =>
     h('button', { type: 'button', 'aria-current': active === name ? 'page' : false, onclick: () => swap(render) }, label)));

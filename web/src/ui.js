@@ -10,6 +10,10 @@ export const $ = (id) => document.getElementById(id);
 export const state = { host: null, hello: null, unpaired: () => new Promise(() => {}) };
 const RANK = { view: 1, control: 2, full: 3 };
 
+// note says something to the person: a confirmation ("Committed
+// 1a2b3c4d."), a refusal's sentence, a reason. It stays until the person
+// taps again (guarded, or a screen's own clearNotes) or opens another
+// screen; drawing the same screen again (refresh) keeps it.
 export function note(text) {
   $('notes').replaceChildren(h('p', { class: 'note' }, text));
 }
@@ -131,9 +135,19 @@ function current() {
 // paint draws entry. A draw finishes when its calls are answered, so one
 // that was overtaken (a live refresh still waiting while the person opened
 // another screen) would leave its screen in place of the newer one: the
-// newer one is drawn again after it.
-async function paint(entry, scroll) {
-  clearNotes();
+// newer one is drawn again after it. When the newer one is itself still
+// drawing, it may have shown itself already and be filling its list out of
+// sight (a screen shows itself, then loads its first page), so it is marked
+// overdrawn and draws again when it is done: after a restart, the changes
+// screen's refresh left it in place of the History tab tapped meanwhile.
+//
+// Only a new screen (fresh: go, swap, home, back) clears the notes, which
+// were about the screen left. A screen drawn again keeps them: the
+// checkout.changed that a commit sets off redraws the changes screen just
+// after "Committed 1a2b3c4d." is said, and clearing there took the
+// confirmation away before the person could read it.
+async function paint(entry, scroll, fresh) {
+  if (fresh) clearNotes();
   entry.painting = (entry.painting || 0) + 1;
   try {
     await entry.render(entry.state);
@@ -141,8 +155,14 @@ async function paint(entry, scroll) {
     entry.painting--;
   }
   const top = current();
-  if (top === entry) window.scrollTo(0, scroll);
-  else if (top && !top.painting) await paint(top, window.scrollY);
+  if (top === entry) {
+    if (entry.overdrawn && !entry.painting) {
+      entry.overdrawn = false;
+      return paint(entry, scroll, false);
+    }
+    window.scrollTo(0, scroll);
+  } else if (top && top.painting) top.overdrawn = true;
+  else if (top) await paint(top, window.scrollY, false);
 }
 
 // go opens a new screen on top, at its top.
@@ -152,26 +172,26 @@ export function go(render) {
   stack.push({ render, state: {}, scroll: 0 });
   depth++;
   history.pushState({ depth }, '');
-  return paint(current(), 0);
+  return paint(current(), 0, true);
 }
 
 // swap replaces the top screen (a tab), at its top.
 export function swap(render) {
   stack[stack.length - 1] = { render, state: {}, scroll: 0 };
-  return paint(current(), 0);
+  return paint(current(), 0, true);
 }
 
 // home starts the stack again from one screen.
 export function home(render) {
   stack.length = 0;
   stack.push({ render, state: {}, scroll: 0 });
-  return paint(current(), 0);
+  return paint(current(), 0, true);
 }
 
-// refresh renders the top screen again where it is.
+// refresh renders the top screen again where it is, keeping the notes.
 export function refresh() {
   const top = current();
-  return top ? paint(top, window.scrollY) : undefined;
+  return top ? paint(top, window.scrollY, false) : undefined;
 }
 
 // back leaves the top screen for the one below, where it was left.
@@ -184,7 +204,7 @@ window.addEventListener('popstate', () => {
   stack.pop();
   depth--;
   const top = current();
-  paint(top, top.scroll);
+  paint(top, top.scroll, true);
 });
 
 // pages loads a paged list into el: fetch(offset) gives {items, next};

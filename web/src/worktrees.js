@@ -6,7 +6,7 @@ import { state, once, quiet, note, button, setTitle, show, go, refresh } from '.
 import { tabs, project } from './main.js';
 import { changes } from './changes.js';
 
-export async function worktrees(p) {
+export async function worktrees(p, st = {}) {
   state.onChange = null;
   setTitle(p.name, true);
   const res = await project(p.id);
@@ -30,20 +30,24 @@ export async function worktrees(p) {
       status.textContent = parts.join(' · ');
     });
   }
-  const branch = h('input', { type: 'text', id: 'wt-branch', name: 'branch', autocomplete: 'off', autocapitalize: 'off', spellcheck: 'false', placeholder: 'gatehouse/…' });
+  // The branch name being typed survives the screen being drawn again.
+  const branch = h('input', { type: 'text', id: 'wt-branch', name: 'branch', autocomplete: 'off', autocapitalize: 'off', spellcheck: 'false', placeholder: 'gatehouse/…',
+    oninput: () => { st.branch = branch.value; } });
+  branch.value = st.branch || '';
   show(tabs(p, 'worktrees'),
     main && main.id !== p.id ? h('p', { class: 'muted' }, `This is a worktree of ${main.name}.`) : null,
     h('h2', {}, `Worktrees (${linked.length})`),
     linked.length ? list : h('p', { class: 'muted' }, 'No worktrees yet. A worktree is a second checkout of the repository on its own branch, to work on beside this one.'),
-    main ? h('form', { class: 'create', onsubmit: (e) => { e.preventDefault(); create(main, branch.value.trim()); } },
+    main ? h('form', { class: 'create', onsubmit: (e) => { e.preventDefault(); create(main, branch.value.trim(), st); } },
       h('h2', {}, 'New worktree'),
       h('label', { for: 'wt-branch' }, 'Branch name (a new branch; leave empty for one named by the time)'), branch,
-      h('div', { class: 'row' }, button('Create worktree', 'worktree.create', () => create(main, branch.value.trim())))) : null);
+      h('div', { class: 'row' }, button('Create worktree', 'worktree.create', () => create(main, branch.value.trim(), st)))) : null);
 }
 
-async function create(main, branch) {
+async function create(main, branch, st) {
   const res = await once('worktree.create', { target: main.id, branch: branch || undefined }, 60_000).catch(() => null);
   if (!res) return;
+  st.branch = '';
   await refresh();
   note(`Made a worktree on ${res.branch}.`);
 }
