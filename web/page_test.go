@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"image"
 	"image/color"
@@ -11,7 +12,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gatehouse/gatehouse/internal/fakegithub"
 	"github.com/gatehouse/gatehouse/internal/gittest"
@@ -40,11 +43,28 @@ func needNode(t *testing.T, chromium bool) {
 	t.Skipf("needs %s; make test installs it", missing)
 }
 
+// node runs node and fails the test with everything it printed. A script
+// that hangs is stopped shortly before the test's own deadline (a minute,
+// or a tenth of the time left if that is less): the deadline's panic would
+// end the run without its output, so without the step it hung at. node
+// gets SIGTERM first (lib.mjs then says so and exits, which stops the
+// browser and serve), and is killed if it is still there 10 s later.
 func node(t *testing.T, env []string, args ...string) {
 	t.Helper()
-	cmd := exec.Command("node", args...)
+	ctx := context.Background()
+	if deadline, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-min(time.Minute, time.Until(deadline)/10)))
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, "node", args...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.CombinedOutput()
+	if err != nil && ctx.Err() != nil {
+		t.Fatalf("node %v: stopped before the test's deadline: %v\n%s", args, err, out)
+	}
 	if err != nil {
 		t.Fatalf("node %v: %v\n%s", args, err, out)
 	}

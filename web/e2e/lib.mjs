@@ -143,6 +143,17 @@ export function session({ gatehouse, repo, state, artifacts, env: extra = {} }) 
     served = new Promise((r) => serve.on('exit', r));
   };
   start();
+  // The Go test sends SIGTERM shortly before its own deadline (page_test.go
+  // node), whose panic would drop all this script printed: say so and end
+  // now. Exiting runs Playwright's exit handler, which kills the browser,
+  // and the one below, which kills serve: however node ends, serve must
+  // not outlive it.
+  process.on('SIGTERM', () => {
+    console.error('FAIL: stopped by SIGTERM, the Go test\'s deadline being near: the run hung after the last step printed above');
+    console.error('serve said:\n' + s.out);
+    process.exit(1);
+  });
+  process.on('exit', () => serve.kill('SIGKILL'));
   s.stopServe = () => serve.kill('SIGINT');
   // restart stops serve, waits for it to end, and starts it again on the
   // same state folder.
@@ -180,30 +191,33 @@ export function session({ gatehouse, repo, state, artifacts, env: extra = {} }) 
     gh('devices', 'allow', '--grant', grant, '--wait', '20s');
     return page;
   };
-  // end reports a failure with the serve's output and screenshots, then
-  // stops the browser and serve.
+  // end reports a failure (its message first, always: it is the one place
+  // a step's error is printed), serve's output and screenshots, then stops
+  // the browser and serve.
   s.end = async (browser, err) => {
-    if (err) {
-      if (!process.exitCode) {
-        console.error(err);
-        process.exitCode = 1;
-      }
+    if (err !== undefined) {
+      process.exitCode = 1;
+      console.error(err instanceof Error ? err : new Error(`a step threw ${String(err)}`));
+      if (s.errors.length) console.error(`the page logged errors:\n${s.errors.join('\n')}`);
       console.error('serve said:\n' + s.out);
       for (const [i, p] of s.pages.entries()) {
         await p.screenshot({ path: join(artifacts, `failure-${i + 1}.png`), fullPage: true }).catch(() => {});
       }
     }
-    if (browser) await browser.close();
-    serve.kill('SIGINT');
-    await served;
+    try {
+      if (browser) await browser.close();
+    } finally {
+      serve.kill('SIGINT'); // even when close throws: a running serve would keep node from exiting
+      await served;
+    }
   };
   return s;
 }
 
-// check fails the run with msg unless ok.
+// check fails the run with msg unless ok. It only throws: the script's
+// catch hands the error to s.end, which prints it and sets the exit code
+// (setting the code here too made end take the failure as already
+// reported, so a failed check printed no reason).
 export function check(ok, msg) {
-  if (!ok) {
-    process.exitCode = 1;
-    throw new Error(`FAIL: ${msg}`);
-  }
+  if (!ok) throw new Error(`FAIL: ${msg}`);
 }

@@ -22,7 +22,6 @@ import { shots, axe, installable, session, check } from './lib.mjs';
 
 const { GATEHOUSE, REPO, STATE, ARTIFACTS, CHROMIUM } = process.env;
 const git = (...args) => execFileSync('git', ['-C', REPO, ...args], { encoding: 'utf8' });
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const s = session({ gatehouse: GATEHOUSE, repo: REPO, state: STATE, artifacts: ARTIFACTS });
 const { step, errors } = s;
 
@@ -87,9 +86,11 @@ try {
   check(await page.evaluate(() => window.scrollY) === 0, 'a diff did not open at its top');
   await page.goBack();
   await page.getByRole('button', { name: /^many\/new-40\.txt/ }).waitFor();
-  await sleep(200);
+  // The place is put back once the screen is drawn (ui.js paint), which a
+  // loaded machine makes later than any fixed wait: wait for it.
+  const kept = await page.waitForFunction((y) => Math.abs(window.scrollY - y) < 40, before).then(() => true, () => false);
   const after = await page.evaluate(() => window.scrollY);
-  check(Math.abs(after - before) < 40, `back did not keep the scroll position: ${before} then ${after}`);
+  check(kept, `back did not keep the scroll position: ${before} then ${after}`);
   step('back keeps the place');
 
   // Live status: a file made on the computer appears without a reload.
