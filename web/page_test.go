@@ -3,11 +3,18 @@ package web
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
 	"image"
 	"image/color"
 	"image/png"
 	"io/fs"
+	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,6 +118,51 @@ func TestPageInChromium(t *testing.T) {
 	if len(shots) < 13*6 {
 		t.Fatalf("screenshots: %v", shots)
 	}
+}
+
+// The squatter in a real browser (web/e2e/squatter.mjs): what it reads from
+// the page's origin while serve is stopped opens nothing after serve starts
+// again, and the real phone comes back by its own code.
+func TestSquatterInChromium(t *testing.T) {
+	bin := browserTest(t)
+	gittest.Home(t, "")
+	repo := gittest.Init(t, map[string]string{"README.md": "Hello\n", ".env": "TOKEN=1\n"})
+	inBrowser(t, bin, "e2e/squatter.mjs", repo, nil)
+}
+
+// The page over HTTPS (web/e2e/https.mjs), with a certificate for
+// gatehouse.test as serve gets one for a Tailscale name.
+func TestHTTPSPageInChromium(t *testing.T) {
+	bin := browserTest(t)
+	gittest.Home(t, "")
+	repo := gittest.Init(t, map[string]string{"README.md": "Hello\n"})
+	cert, key := testCert(t, "gatehouse.test")
+	inBrowser(t, bin, "e2e/https.mjs", repo, []string{"CERT=" + cert, "KEY=" + key})
+}
+
+// testCert writes a self-signed certificate for name and its key.
+func testCert(t *testing.T, name string) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name}, DNSNames: []string{name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kd, _ := x509.MarshalECPrivateKey(key)
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kd}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
 }
 
 // The page's GitHub screens (web/e2e/github.mjs): serve's gh is the real

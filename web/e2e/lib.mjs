@@ -122,8 +122,9 @@ export async function installable(page) {
 // A browser test's run: gatehouse serve on loopback for one repository
 // (env adds to the environment, e.g. gh's fake GitHub), phones paired
 // through the real flow, failure screenshots, and everything stopped at
-// the end. Each step is printed with the seconds since the start.
-export function session({ gatehouse, repo, state, artifacts, env: extra = {} }) {
+// the end. Each step is printed with the seconds since the start. serveArgs
+// go to serve after its own (an HTTPS certificate).
+export function session({ gatehouse, repo, state, artifacts, env: extra = {}, serveArgs = [] }) {
   const env = { ...process.env, ...extra, GATEHOUSE_HOME: state };
   const gh = (...args) => execFileSync(gatehouse, args, { env, encoding: 'utf8' }).trim();
   const t0 = Date.now();
@@ -137,7 +138,7 @@ export function session({ gatehouse, repo, state, artifacts, env: extra = {} }) 
   let serve;
   let served;
   const start = () => {
-    serve = spawn(gatehouse, ['serve', '--listen', 'loopback', '--no-tui', repo], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    serve = spawn(gatehouse, ['serve', '--listen', 'loopback', '--no-tui', ...serveArgs, repo], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     serve.stdout.on('data', (d) => { s.out += d; });
     serve.stderr.on('data', (d) => { s.out += d; });
     served = new Promise((r) => serve.on('exit', r));
@@ -155,6 +156,8 @@ export function session({ gatehouse, repo, state, artifacts, env: extra = {} }) 
   });
   process.on('exit', () => serve.kill('SIGKILL'));
   s.stopServe = () => serve.kill('SIGINT');
+  // stopped waits for a stopped serve to exit.
+  s.stopped = () => served;
   // restart stops serve, waits for it to end, and starts it again on the
   // same state folder.
   s.restart = async () => {
@@ -188,7 +191,7 @@ export function session({ gatehouse, repo, state, artifacts, env: extra = {} }) 
     page.pairCode = await page.locator('#pair-code').textContent();
     page.pairURL = page.url();
     if (waiting) await waiting(page);
-    gh('devices', 'allow', '--grant', grant, '--wait', '20s');
+    gh('devices', 'allow', page.pairCode.replace(' ', ''), '--grant', grant, '--wait', '20s');
     return page;
   };
   // end reports a failure (its message first, always: it is the one place

@@ -6,7 +6,9 @@
 // back keeping the place, a picture, search that follows .gitignore and a
 // content hit opened at its line, worktrees made, merged and removed,
 // discard all, a second phone with control access that sees locks and
-// reasons before it taps, and the page told when serve stops.
+// reasons before it taps, the page told when serve stops, the open page
+// back by itself after a restart, and a page opened after it asking the
+// person again by its code.
 //
 // Every screen is photographed at 320, 390 and 768 px in light and dark
 // (lib.mjs shots, which also fails on sideways scrolling) and checked with
@@ -223,21 +225,45 @@ try {
   check(left === '', `git status after Discard all:\n${left}`);
   step('discard all');
 
+  // The second phone's tab is closed: what it keeps is in its browser's
+  // storage only, and its ticket (held in memory) is gone with the tab.
+  const phone2 = page2.context();
+  const origin = new URL(page2.url()).origin;
+  await page2.close();
+
   // serve stops: the pages are told, and keep their pairing.
   s.stopServe();
   await page.getByText('gatehouse stopped serving on the computer').waitFor({ timeout: 15000 });
   await screen(page, 'ended');
 
-  // serve starts again: the page reconnects by itself, with no new link
-  // and no new allow, and works as before.
-  const pairRequests = s.out.split('Pair request').length;
+  // serve starts again: the page that stayed open reconnects by itself
+  // with the ticket it held in memory, with no new link and no new allow,
+  // and works as before.
+  const asked = () => s.out.split(/asks to (?:pair|reconnect)/).length;
+  const requests = asked();
   await s.restart();
   await page.locator('#live', { hasText: 'live' }).waitFor({ timeout: 30000 });
   await page.getByRole('heading', { name: /Not staged/ }).waitFor({ timeout: 15000 });
   await page.getByRole('button', { name: 'History', exact: true }).click();
   await page.getByRole('button', { name: /Second commit/ }).waitFor();
-  check(s.out.split('Pair request').length === pairRequests, 'the page asked to pair again after a restart');
-  step('restarted: the page reconnected without pairing');
+  check(asked() === requests, 'the open page asked to pair or reconnect after a restart');
+  step('restarted: the open page reconnected by itself');
+
+  // The second phone opens its page again: its stored secret was good for
+  // the run that gave it, so the computer asks the person, by a code, and
+  // the phone keeps the control access it had.
+  const again = await phone2.newPage();
+  again.on('pageerror', (e) => errors.push(String(e)));
+  await again.goto(origin + '/');
+  await again.getByText('so the computer must allow this device again').waitFor({ timeout: 15000 });
+  const code = (await again.locator('#pair-code').textContent()).replace(' ', '');
+  await screen(again, 'reconnect');
+  check(s.gh('devices').includes(`asks to reconnect after a restart`), 'gatehouse devices does not list the reconnect');
+  s.gh('devices', 'allow', code, '--wait', '20s');
+  await again.getByRole('heading', { name: 'Projects' }).waitFor({ timeout: 15000 });
+  await again.getByText('This device has control access here.').waitFor();
+  check(asked() === requests + 1, 'the reconnect was not the one request after the restart');
+  step('a page opened after the restart asked again by code and kept its grant');
   check(!errors.length, `the page logged errors: ${errors.join('; ')}`);
   console.log(`ok: ${screens.length} screens photographed and checked: ${screens.join(', ')}`);
 } catch (e) {

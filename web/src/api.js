@@ -1,26 +1,63 @@
-// The LAN transport, as rpc/lan serves it: pairing through the link, sealed
-// calls, and sealed server-sent events.
-import { sha256 } from '@noble/hashes/sha2.js';
-import { seal, open, newNonce, b64urlDecode, ReplayGuard } from './seal.js';
+// The LAN transport, as rpc/lan serves it: pairing by a handshake with a
+// compared code, sessions opened with a fresh key exchange, sealed calls,
+// and sealed server-sent events. No key ever travels (agree.js).
+//
+// What this page keeps: in the browser's storage, its device id and its
+// stored secret, which is good only in the serve run that gave it
+// (whatever answers at this address while serve is stopped can read that
+// storage, and learns nothing it can use); in memory only, its ticket,
+// which resumes it after serve restarts while the page stays open, and its
+// session. docs/lan.md has the whole protocol and its threat model.
+import { seal, open, newNonce, b64urlDecode, b64urlEncode, ReplayGuard } from './seal.js';
+import { Handshake, reconnectKey, resumeKey, sessionKeys, ephemeral, callMAC } from './agree.js';
 
 export class Refusal extends Error {
-  constructor(sentence, code) {
+  constructor(sentence, code, now) {
     super(sentence);
     this.code = code;
+    this.now = now;
   }
 }
 
-async function postJSON(path, body, signal) {
+// The computer's refusal codes, as the page branches on them.
+const CODES = { unpaired: 'UNPAIRED', restarted: 'RESTARTED', moved: 'MOVED', session: 'SESSION', ticket: 'TICKET', clock: 'CLOCK', gone: 'GONE', busy: 'BUSY', full: 'FULL' };
+
+// NOT_THE_COMPUTER is said when an answer is not sealed with this device's
+// keys: the page is pinned to the computer it paired with.
+export const NOT_THE_COMPUTER = 'This reply did not come from the computer this device paired with, so it was ignored. Scan the code that gatehouse serve shows on your computer to pair again.';
+
+// clock is this page's idea of the computer's time: a refusal for a stamp
+// out of its window carries the computer's clock.
+const clock = { skew: 0, now: () => Date.now() + clock.skew };
+
+async function postJSON(path, body, { signal, headers = {} } = {}) {
   const res = await fetch(path, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
+    headers: { 'Content-Type': 'application/json', ...headers },
     body: JSON.stringify(body),
     cache: 'no-store',
     signal,
   });
   const out = await res.json().catch(() => ({}));
-  if (!res.ok) throw new Refusal(out.error || `The computer answered ${res.status}.`, res.status === 403 ? 'UNPAIRED' : 'HTTP');
+  if (!res.ok) {
+    // The next stamp goes a millisecond past the computer's clock: one in the
+    // very millisecond serve started is refused.
+    if (out.code === 'clock' && typeof out.now === 'number') clock.skew = out.now + 1 - Date.now();
+    const code = CODES[out.code] || (res.status === 403 ? 'UNPAIRED' : 'HTTP');
+    throw new Refusal(out.error || `The computer answered ${res.status}.`, code, out.now);
+  }
   return out;
+}
+
+// postFresh sends a message stamped now, and once more stamped with the
+// computer's clock when it says this page's clock is off.
+async function postFresh(path, make, opts) {
+  try {
+    return await postJSON(path, make(clock.now()), opts);
+  } catch (e) {
+    if (!(e instanceof Refusal) || e.code !== 'CLOCK') throw e;
+    return postJSON(path, make(clock.now()), opts);
+  }
 }
 
 // parseLink reads #pairingId.key from the page's address.
@@ -30,36 +67,62 @@ export function parseLink(hash) {
   return { id: m[1], key: b64urlDecode(m[2]) };
 }
 
-// pairCode is rpc/lan's PairCode: six digits from SHA-256 over the link
-// (id and key) and the sealed hello as sent. The computer shows the same
-// code beside the request, so the person can tell this device's request
-// from another holder of the link's.
-export function pairCode(linkId, key, sealedHello) {
-  const te = new TextEncoder();
-  const h = sha256.create();
-  for (const part of [te.encode('gatehouse pair code v1\0'), key, te.encode(linkId), new Uint8Array([0]), te.encode(sealedHello)]) h.update(part);
-  const n = new DataView(h.digest().buffer).getUint32(0) % 1_000_000;
-  const d = String(n).padStart(6, '0');
-  return `${d.slice(0, 3)} ${d.slice(3)}`;
+// step sends one handshake message sealed with key under scope and opens
+// the answer, which must name the message's nonce.
+async function step(key, scope, body, msg) {
+  let sent;
+  const out = await postFresh('/rc/pair', (ts) => {
+    const m = { ...msg, ts, nonce: newNonce() };
+    sent = m.nonce;
+    return { ...body, f: seal(key, JSON.stringify(m), `pair:${scope}|host`) };
+  });
+  let ans;
+  try {
+    ans = JSON.parse(open(key, out.f, `pair:${scope}|device`));
+  } catch {
+    throw new Refusal(NOT_THE_COMPUTER, 'NOT_THE_COMPUTER');
+  }
+  if (ans.re !== sent) throw new Refusal("That computer's reply was stale or repeated. Try again.", 'STALE');
+  return ans;
 }
 
-// pair says hello through the link and waits for the person at the
-// computer; onCode gets the pair code before the hello leaves. It returns
-// { deviceId, key, grant }.
-export async function pair(link, name, onCode = () => {}) {
-  const hello = JSON.stringify({ type: 'hello', name, ts: Date.now(), nonce: newNonce() });
-  const f = seal(link.key, hello, `pair:${link.id}|host`);
-  onCode(pairCode(link.id, link.key, f));
-  const out = await postJSON('/rc/hello', { p: link.id, f });
-  const ans = JSON.parse(open(link.key, out.f, `pair:${link.id}|device`));
-  if (!new ReplayGuard().check(ans.ts, ans.nonce)) throw new Refusal("That computer's reply was stale or repeated. Try again.");
-  if (ans.type !== 'paired') throw new Refusal(ans.error || 'The computer did not pair this device.', 'REFUSED');
-  return { deviceId: ans.deviceId, key: b64urlDecode(ans.deviceKey), grant: ans.grant };
+// handshake runs a pairing or reconnect: start, reveal (onCode gets the
+// code to compare), wait for the person at the computer.
+async function handshake(scope, psk, first, name, onCode) {
+  const hs = new Handshake(scope, psk, name, 'page');
+  const offer = await step(psk, scope, first, { type: 'pair.start', name, kind: 'page', pk: b64urlEncode(hs.pkA) });
+  try {
+    if (offer.type !== 'pair.offer') throw new Error('not an offer');
+    hs.committed(b64urlDecode(offer.pk), b64urlDecode(offer.c));
+  } catch {
+    throw new Refusal(NOT_THE_COMPUTER, 'NOT_THE_COMPUTER');
+  }
+  const nonce = await step(hs.key, offer.h, { h: offer.h }, { type: 'pair.reveal', na: b64urlEncode(hs.na) });
+  try {
+    hs.opened(b64urlDecode(nonce.nb));
+  } catch {
+    throw new Refusal(NOT_THE_COMPUTER, 'NOT_THE_COMPUTER');
+  }
+  onCode(hs.code());
+  const done = await step(hs.key, offer.h, { h: offer.h }, { type: 'pair.wait' });
+  if (done.type !== 'paired') throw new Refusal(done.error || 'The computer did not pair this device.', 'REFUSED');
+  return { deviceId: done.device, stored: hs.outcome(done.device).stored, grant: done.grant };
 }
 
-// NOT_THE_COMPUTER is said when a reply is not sealed with this device's
-// key: the page is pinned to the computer it paired with.
-export const NOT_THE_COMPUTER = 'This reply did not come from the computer this device paired with, so it was ignored. Scan the code that gatehouse serve shows on your computer to pair again.';
+// pair pairs this page through the link; onCode gets the pair code, which
+// the computer shows beside the request. It returns { deviceId, stored,
+// grant }.
+export function pair(link, name, onCode = () => {}) {
+  return handshake(`link:${link.id}`, link.key, { p: link.id }, name, onCode);
+}
+
+// reconnect asks the computer to allow this paired device again after a
+// restart cost it its ticket; its grant stays. onCode gets the code.
+export async function reconnect(dev, name, onCode = () => {}) {
+  const out = await handshake(`device:${dev.deviceId}`, reconnectKey(dev.stored, dev.deviceId), { d: dev.deviceId }, name, onCode);
+  if (out.deviceId !== dev.deviceId) throw new Refusal(NOT_THE_COMPUTER, 'NOT_THE_COMPUTER');
+  return out;
+}
 
 // backoff is how long to wait before reopening the event stream after
 // attempt failures in a row: doubling from 1 s up to 60 s, with jitter over
@@ -73,22 +136,98 @@ export function backoff(attempt, random = Math.random) {
 
 let seq = 0;
 
+// Host is this page's tie to the computer: the paired device (its id and
+// stored secret), its ticket and its session. onStored gets a new stored
+// secret to keep in place of the old.
 export class Host {
-  constructor(deviceId, key) {
-    this.deviceId = deviceId;
-    this.key = key;
-    this.guard = new ReplayGuard();
+  constructor(dev, { onStored = () => {}, load = () => null } = {}) {
+    this.dev = dev;
+    this.onStored = onStored;
+    this.load = load; // the pairing as the browser's storage holds it now
+    this.ticket = null;
+    this.session = null;
+    this.guard = new ReplayGuard(clock.now); // the computer's clock, as this page stamps with it
+  }
+
+  // open opens a session: with the ticket this page holds, else with the
+  // stored secret. A refusal says why it cannot: UNPAIRED, RESTARTED (the
+  // person at the computer must allow this device again: reconnect),
+  // MOVED, NOT_THE_COMPUTER.
+  async open() {
+    this.session = null;
+    if (this.ticket) {
+      try {
+        return await this.resume('ticket', this.ticket.secret, this.ticket.id);
+      } catch (e) {
+        if (!(e instanceof Refusal) || e.code !== 'TICKET') throw e;
+        this.ticket = null;
+      }
+    }
+    // Another tab may have changed the stored secret since this one read it.
+    const now = this.load();
+    if (now && now.deviceId === this.dev.deviceId) this.dev = now;
+    return this.resume('stored', this.dev.stored, '');
+  }
+
+  async resume(mode, secret, ticketId) {
+    const { deviceId } = this.dev;
+    const key = resumeKey(secret, mode, deviceId, ticketId);
+    let e;
+    let sent;
+    const out = await postFresh('/rc/resume', (ts) => {
+      e = ephemeral();
+      sent = newNonce();
+      const m = JSON.stringify({ type: 'resume', pk: b64urlEncode(e.pub), ts, nonce: sent });
+      return { d: deviceId, m: mode, t: ticketId || undefined, f: seal(key, m, `resume:${deviceId}|${mode}|${ticketId}|host`) };
+    });
+    let ans;
+    let keys;
+    try {
+      ans = JSON.parse(open(key, out.f, `resume:${deviceId}|${mode}|${ticketId}|device`));
+      if (ans.type !== 'session' || ans.re !== sent || ans.device !== deviceId) throw new Error('not this resume');
+      const pkH = b64urlDecode(ans.pk);
+      keys = sessionKeys(e.shared(pkH), secret, deviceId, ans.s, e.pub, pkH);
+    } catch {
+      throw new Refusal(NOT_THE_COMPUTER, 'NOT_THE_COMPUTER');
+    }
+    if (Math.abs(clock.now() - ans.ts) > 1_000) clock.skew = ans.ts - Date.now();
+    if (ans.rotate) {
+      this.dev = { ...this.dev, stored: keys.stored };
+      this.onStored(keys.stored);
+    }
+    this.ticket = { id: ans.s, secret: keys.ticket };
+    this.session = { id: ans.s, keys, grant: ans.grant };
+    return this.session;
   }
 
   // call runs one method and returns its result, or throws a Refusal with
-  // the host's sentence.
+  // the host's sentence. A session the computer no longer has (it
+  // restarted) is opened again once, with the ticket.
   async call(method, params = {}, timeoutMs = 30_000) {
-    const req = { type: 'req', id: `p${++seq}-${newNonce().slice(0, 8)}`, method, params, ts: Date.now(), nonce: newNonce() };
+    for (let attempt = 0; ; attempt++) {
+      try {
+        if (!this.session) await this.open();
+        return await this.send(method, params, timeoutMs);
+      } catch (e) {
+        if (!(e instanceof Refusal) || e.code !== 'SESSION' || attempt > 0) throw e;
+        this.session = null;
+      }
+    }
+  }
+
+  async send(method, params, timeoutMs) {
+    const se = this.session;
+    const d = this.dev.deviceId;
+    const req = { type: 'req', id: `p${++seq}-${newNonce().slice(0, 8)}`, method, params, ts: clock.now(), nonce: newNonce() };
+    const ts = clock.now();
+    const nonce = newNonce().slice(0, 22);
+    const auth = `${ts}.${nonce}.${b64urlEncode(callMAC(se.keys.auth, d, se.id, ts, nonce))}`;
     const ctl = new AbortController();
     const timer = setTimeout(() => ctl.abort(), timeoutMs);
     let out;
     try {
-      out = await postJSON('/rc/call', { d: this.deviceId, f: seal(this.key, JSON.stringify(req), `${this.deviceId}|host`) }, ctl.signal);
+      out = await postJSON(`/rc/call?d=${encodeURIComponent(d)}&s=${encodeURIComponent(se.id)}`,
+        { f: seal(se.keys.key, JSON.stringify(req), `${d}|${se.id}|host`) }, { signal: ctl.signal, headers: { 'X-Gatehouse-Auth': auth } });
     } catch (e) {
       if (e.name === 'AbortError') throw new Refusal('That computer did not answer in time.', 'TIMEOUT');
       if (e instanceof Refusal) throw e;
@@ -98,11 +237,10 @@ export class Host {
     }
     let res;
     try {
-      res = JSON.parse(open(this.key, out.f, `${this.deviceId}|device`));
+      res = JSON.parse(open(se.keys.key, out.f, `${d}|${se.id}|device`));
     } catch {
-      // Only the computer this device paired with holds its key: whoever
-      // answers at that address now (another program after a restart) is
-      // not it, and nothing it sent is used.
+      // Only the computer this device paired with could agree this
+      // session's key: whatever answers at this address now is not it.
       throw new Refusal(NOT_THE_COMPUTER, 'NOT_THE_COMPUTER');
     }
     if (res.type !== 'res' || res.id !== req.id || !this.guard.check(res.ts, res.nonce)) {
@@ -112,15 +250,18 @@ export class Host {
     return res.result;
   }
 
-  // events opens the sealed event stream; onEvent gets host events,
-  // onOpen when the stream is up, onEnd('ended' | 'unpaired' | 'lost')
-  // when it stops. A dropped stream is not reopened by the browser (its
-  // opener is sealed once, so a reopen would be a replay the host refuses):
-  // the caller reopens it with a fresh one, when it chooses.
+  // events opens the session's sealed event stream; onEvent gets host
+  // events, onOpen when the stream is up, onEnd('ended' | 'unpaired' |
+  // 'lost') when it stops. A dropped stream is not reopened by the browser
+  // (its opener is sealed once, so a reopen would be a replay the host
+  // refuses): the caller opens the session again and reopens it, when it
+  // chooses.
   events(onEvent, onEnd, onOpen = () => {}) {
-    const opener = JSON.stringify({ type: 'req', id: 'events', method: 'events', ts: Date.now(), nonce: newNonce() });
-    const f = seal(this.key, opener, `${this.deviceId}|host`);
-    const es = new EventSource(`/rc/events?d=${encodeURIComponent(this.deviceId)}&f=${encodeURIComponent(f)}`);
+    const se = this.session;
+    const d = this.dev.deviceId;
+    const opener = JSON.stringify({ type: 'req', id: 'events', method: 'events', ts: clock.now(), nonce: newNonce() });
+    const f = seal(se.keys.key, opener, `${d}|${se.id}|events`);
+    const es = new EventSource(`/rc/events?d=${encodeURIComponent(d)}&s=${encodeURIComponent(se.id)}&f=${encodeURIComponent(f)}`);
     let done = false;
     const end = (why) => {
       if (done) return;
@@ -132,7 +273,7 @@ export class Host {
     es.onmessage = (m) => {
       let ev;
       try {
-        ev = JSON.parse(open(this.key, m.data, `${this.deviceId}|device`));
+        ev = JSON.parse(open(se.keys.key, m.data, `${d}|${se.id}|device`));
       } catch {
         return;
       }

@@ -3,7 +3,7 @@
 // files and search (files.js), its history (history.js) and its worktrees
 // (worktrees.js). What this device may not do is shown or explained from
 // host.hello before the tap.
-import { Host, Refusal, pair, parseLink, backoff } from './api.js';
+import { Host, Refusal, pair, reconnect, parseLink, backoff } from './api.js';
 import { b64encode, b64decode } from './seal.js';
 import { h } from './dom.js';
 import { $, state, run, setTitle, show, home, go, back, swap, note, clearNotes, refresh } from './ui.js';
@@ -13,15 +13,21 @@ import { historyOf } from './history.js';
 import { worktrees } from './worktrees.js';
 import { github, cloneScreen } from './github.js';
 
+// What this page keeps in the browser's storage: its device id and stored
+// secret, and nothing else (api.js says why that is safe to keep).
 const storeKey = `gatehouse:${location.host}`;
 
 function saved() {
   try {
     const s = JSON.parse(localStorage.getItem(storeKey) || 'null');
-    return s && s.deviceId && s.key ? { deviceId: s.deviceId, key: b64decode(s.key) } : null;
+    return s && s.v === 2 && s.deviceId && s.stored ? { deviceId: s.deviceId, stored: b64decode(s.stored) } : null;
   } catch {
     return null;
   }
+}
+
+function save(dev) {
+  localStorage.setItem(storeKey, JSON.stringify({ v: 2, deviceId: dev.deviceId, stored: b64encode(dev.stored) }));
 }
 
 let stopEvents = null;
@@ -40,6 +46,53 @@ function unpaired(message) {
 }
 state.unpaired = unpaired;
 
+// waiting shows the code the person compares at the computer.
+function waiting(title, lead, explain) {
+  return (code) => {
+    setTitle(title, false);
+    show(h('div', { class: 'center' }, h('p', {}, lead),
+      h('p', {}, 'Pair code ', h('strong', { id: 'pair-code', class: 'paircode' }, code)),
+      h('p', { class: 'muted' }, explain)));
+  };
+}
+
+// connect opens a session for dev; after a restart of serve that cost this
+// page its ticket, it asks the person at the computer to allow it again.
+async function connect(dev) {
+  const host = new Host(dev, { onStored: (stored) => save({ deviceId: dev.deviceId, stored }), load: saved });
+  try {
+    await host.open();
+    return host;
+  } catch (e) {
+    if (!(e instanceof Refusal) || e.code !== 'RESTARTED') throw e;
+  }
+  const again = await reconnect(dev, deviceName(), waiting('Reconnecting',
+    'gatehouse restarted on the computer since this page last reached it, so the computer must allow this device again.',
+    'The computer shows a code with the request: allow it there only if it is this one (gatehouse devices allow CODE). This device keeps the access it had. A different code means someone else is asking.'));
+  save(again);
+  return connect(again);
+}
+
+// unreachable says why the computer could not be used now, keeping the
+// pairing, with a way to try again.
+function unreachable(message) {
+  state.host = null;
+  setTitle('gatehouse', false);
+  $('live').textContent = '';
+  show(h('div', { class: 'center' }, h('p', {}, message),
+    h('div', { class: 'row actions' }, h('button', { type: 'button', onclick: () => location.reload() }, 'Try again'))));
+}
+
+// askAgain is for a page whose ticket the computer no longer knows: it
+// keeps its pairing and asks the person at the computer again, on a tap.
+function askAgain() {
+  state.host = null;
+  if (stopEvents) stopEvents();
+  $('live').textContent = '';
+  show(h('div', { class: 'center' }, h('p', {}, 'gatehouse restarted on the computer and no longer knows this page.'),
+    h('div', { class: 'row actions' }, h('button', { type: 'button', onclick: () => location.reload() }, 'Ask the computer to allow it again'))));
+}
+
 async function start() {
   $('back').addEventListener('click', () => back());
   const link = parseLink(location.hash);
@@ -47,26 +100,25 @@ async function start() {
   if (link) {
     dropLinkFromAddress(); // the key leaves the address bar
     if (!dev) {
-      setTitle('Pairing', false);
-      const showCode = (code) => show(h('div', { class: 'center' }, h('p', {}, 'Waiting for the computer to allow this device…'),
-        h('p', {}, 'Pair code ', h('strong', { id: 'pair-code', class: 'paircode' }, code)),
-        h('p', { class: 'muted' }, 'The computer shows a code with the request: allow it there only if it is this one, with the access this device should have. A different code means someone else is asking.')));
       try {
-        const p = await pair(link, deviceName(), showCode);
-        localStorage.setItem(storeKey, JSON.stringify({ deviceId: p.deviceId, key: b64encode(p.key) }));
-        dev = p;
+        dev = await pair(link, deviceName(), waiting('Pairing', 'Waiting for the computer to allow this device…',
+          'The computer shows a code with the request: allow it there only if it is this one, with the access this device should have. A different code means someone else is asking.'));
+        save(dev);
       } catch (e) {
         return unpaired(e instanceof Refusal ? e.message : 'Pairing failed.');
       }
     }
   }
   if (!dev) return unpaired('This device is not paired with the computer.');
-  state.host = new Host(dev.deviceId, dev.key);
   try {
+    state.host = await connect(dev);
     state.hello = await state.host.call('host.hello', {});
   } catch (e) {
-    if (e instanceof Refusal && (e.code === 'UNPAIRED' || e.code === 'ACCESS')) return unpaired();
-    return unpaired(e.message);
+    // Only the computer's word that it does not know this device ends the
+    // pairing here; anything else (no answer, busy, another program at the
+    // address) leaves it for the next try.
+    if (e instanceof Refusal && (e.code === 'UNPAIRED' || e.code === 'ACCESS' || e.code === 'MOVED')) return unpaired(e.code === 'MOVED' ? e.message : undefined);
+    return unreachable(e instanceof Refusal ? e.message : 'The computer could not be reached.');
   }
   listen();
   home(projects);
@@ -104,23 +156,27 @@ function deviceTag() {
 const retry = { attempt: 0, timer: 0 };
 
 // listen keeps the event stream open: checkout.changed refreshes the open
-// checkout's screen that asked for it.
+// checkout's screen that asked for it. Each reopening opens the session
+// again first (with the ticket this page holds): serve may have restarted.
 function listen() {
-  stopEvents = state.host.events((ev) => {
-    if (ev.name === 'checkout.changed' && state.onChange && ev.data && ev.data.target === state.watching) state.onChange();
-  }, (why) => {
+  const host = state.host;
+  if (!host) return;
+  const lost = (why) => {
     if (why === 'unpaired') return unpaired('The computer unpaired this device.');
     if (why === 'ended') {
-      // serve stopped; the pairing is kept on the computer, so the page
-      // keeps its key and comes back when serve runs again.
+      // serve stopped; the pairing is kept on the computer, and this page
+      // holds a ticket in memory, so it comes back when serve runs again.
       retry.stopped = true;
       note('gatehouse stopped serving on the computer. This page reconnects by itself when it serves again.');
     }
-    if ((why !== 'lost' && why !== 'ended') || !state.host) return;
+    if ((why !== 'lost' && why !== 'ended') || state.host !== host) return;
     const wait = backoff(retry.attempt++);
     $('live').textContent = '○ reconnecting';
-    retry.timer = setTimeout(() => state.host && listen(), wait);
-  }, () => {
+    retry.timer = setTimeout(() => reopen(host), wait);
+  };
+  stopEvents = host.events((ev) => {
+    if (ev.name === 'checkout.changed' && state.onChange && ev.data && ev.data.target === state.watching) state.onChange();
+  }, lost, () => {
     retry.attempt = 0;
     $('live').textContent = '● live';
     if (retry.stopped) {
@@ -129,6 +185,24 @@ function listen() {
       refresh();
     }
   });
+}
+
+// reopen opens the session again and then the event stream; a computer
+// that forgot this device unpairs the page, one that cannot be reached yet
+// is tried again later.
+async function reopen(host) {
+  if (state.host !== host) return;
+  try {
+    await host.open();
+  } catch (e) {
+    if (e instanceof Refusal && (e.code === 'UNPAIRED' || e.code === 'MOVED')) return unpaired(e.message);
+    if (e instanceof Refusal && e.code === 'NOT_THE_COMPUTER') return unreachable(e.message);
+    if (e instanceof Refusal && e.code === 'RESTARTED') return askAgain();
+    const wait = backoff(retry.attempt++);
+    retry.timer = setTimeout(() => reopen(host), wait);
+    return;
+  }
+  listen();
 }
 
 async function projects() {

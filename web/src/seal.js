@@ -21,6 +21,10 @@ export function b64decode(s) {
   return out;
 }
 
+export function b64urlEncode(bytes) {
+  return b64encode(bytes).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
 export function b64urlDecode(s) {
   let t = s.replace(/-/g, '+').replace(/_/g, '/');
   while (t.length % 4) t += '=';
@@ -33,7 +37,7 @@ export function randomBytes(n) {
 
 // newNonce is 24 random bytes in base64url: 32 printable characters.
 export function newNonce() {
-  return b64encode(randomBytes(24)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return b64urlEncode(randomBytes(24));
 }
 
 export function seal(key, plaintext, aad, nonce = randomBytes(24)) {
