@@ -11,7 +11,7 @@ import { resumeKey, sessionKeys, ephemeral } from '../src/agree.js';
 
 // computer answers a resume and calls as rpc/lan does, holding secret; a
 // forger answers with keys of its own.
-function computer(secret, deviceId, { forge = false } = {}) {
+function computer(secret, deviceId, { forge = false, ahead = 0 } = {}) {
   let keys;
   globalThis.fetch = async (path, init) => {
     const body = JSON.parse(init.body);
@@ -20,11 +20,11 @@ function computer(secret, deviceId, { forge = false } = {}) {
       const m = JSON.parse(open(resumeKey(secret, 'stored', deviceId, ''), body.f, `resume:${deviceId}|stored||host`));
       const h = ephemeral();
       keys = sessionKeys(h.shared(b64urlDecode(m.pk)), secret, deviceId, 's1', b64urlDecode(m.pk), h.pub);
-      const ans = { type: 'session', s: 's1', pk: b64urlEncode(h.pub), re: m.nonce, grant: 'view', name: 'x', device: deviceId, ts: Date.now(), nonce: 'n'.repeat(32) };
+      const ans = { type: 'session', s: 's1', pk: b64urlEncode(h.pub), re: m.nonce, grant: 'view', name: 'x', device: deviceId, ts: Date.now() + ahead, nonce: 'n'.repeat(32) };
       return new Response(JSON.stringify({ f: seal(key, JSON.stringify(ans), `resume:${deviceId}|stored||device`) }), { status: 200 });
     }
     const req = JSON.parse(open(keys.key, body.f, `${deviceId}|s1|host`));
-    const res = { type: 'res', id: req.id, ok: true, result: { access: 'view' }, ts: Date.now(), nonce: 'm'.repeat(32) + Math.random() };
+    const res = { type: 'res', id: req.id, ok: true, result: { access: 'view' }, ts: Date.now() + ahead, nonce: 'm'.repeat(32) + Math.random() };
     return new Response(JSON.stringify({ f: seal(keys.key, JSON.stringify(res), `${deviceId}|s1|device`) }), { status: 200 });
   };
 }
@@ -39,4 +39,14 @@ test('an answer sealed with another key is refused', async () => {
   const stored = new Uint8Array(32).fill(7);
   computer(stored, 'lan-1', { forge: true });
   await assert.rejects(new Host({ deviceId: 'lan-1', stored }).call('host.hello'), (e) => e instanceof Refusal && e.code === 'NOT_THE_COMPUTER' && e.message === NOT_THE_COMPUTER);
+});
+
+// A phone whose clock is two minutes off the computer's takes the
+// computer's clock from its answers and checks replies against it (it used
+// to check them against its own, refuse every reply as stale, and wipe its
+// pairing).
+test('a reply stamped by a computer two minutes ahead is used', async () => {
+  const stored = new Uint8Array(32).fill(7);
+  computer(stored, 'lan-1', { ahead: 120_000 });
+  assert.deepEqual(await new Host({ deviceId: 'lan-1', stored }).call('host.hello'), { access: 'view' });
 });
