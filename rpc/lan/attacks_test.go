@@ -279,8 +279,8 @@ func TestASquatterGetsNothing(t *testing.T) {
 			stop()
 
 			rec, leave := squatter(t, addr)
-			openTab := *p // the open tab, trying to come back while serve is away
-			_, _ = Resume(context.Background(), f.hc, &openTab)
+			openTab := *p // the open tab, trying to come back while serve is away (on a connection of its own: the old one died with serve)
+			_, _ = Resume(context.Background(), clientFrom("127.0.0.1"), &openTab)
 			leave()
 
 			f, _ = serveRepo(t, repo, keep)
