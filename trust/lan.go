@@ -37,9 +37,9 @@ type LANDevice struct {
 	// stopped.
 	Stored    []byte `json:"stored,omitempty"`
 	StoredRun string `json:"storedRun,omitempty"`
-	// PrevStored is the stored secret before the last change: a page that
-	// still holds it is asked to reconnect, not forgotten.
-	PrevStored []byte `json:"prevStored,omitempty"`
+	// Spent are the stored secrets it had before, newest first: a page that
+	// still holds one is asked to reconnect, not forgotten.
+	Spent [][]byte `json:"spent,omitempty"`
 	// Tickets resume a device after a restart: each session leaves one,
 	// which the page holds in memory only.
 	Tickets []LANTicket `json:"tickets,omitempty"`

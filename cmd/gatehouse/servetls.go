@@ -55,6 +55,10 @@ func (t *lanTLS) read() (*tls.Certificate, string, error) {
 		}
 		stamp += fmt.Sprintf("%d/%d;", fi.Size(), fi.ModTime().UnixNano())
 	}
+	if fi, err := os.Stat(t.keyFile); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		// Whoever can read the key can pose as this page.
+		return nil, "", fmt.Errorf("the key %s is readable by other users (mode %o); make it yours alone: chmod 600 %s", t.keyFile, fi.Mode().Perm(), t.keyFile)
+	}
 	cert, err := tls.LoadX509KeyPair(t.certFile, t.keyFile)
 	if err != nil {
 		return nil, "", fmt.Errorf("the certificate %s and key %s: %w", t.certFile, t.keyFile, err)
@@ -66,6 +70,9 @@ func (t *lanTLS) read() (*tls.Certificate, string, error) {
 	}
 	if time.Now().After(cert.Leaf.NotAfter) {
 		return nil, "", fmt.Errorf("the certificate %s expired on %s; renew it ('tailscale cert')", t.certFile, cert.Leaf.NotAfter.Format(time.DateOnly))
+	}
+	if time.Now().Before(cert.Leaf.NotBefore) {
+		return nil, "", fmt.Errorf("the certificate %s is not valid before %s, so browsers refuse it; check this computer's clock", t.certFile, cert.Leaf.NotBefore.Format(time.DateTime))
 	}
 	return &cert, stamp, nil
 }

@@ -73,4 +73,11 @@ func TestLANCertificate(t *testing.T) {
 	if _, err := loadLANTLS(c4, k4); err == nil || !strings.Contains(err.Error(), "names no host") {
 		t.Fatalf("a certificate naming no host: %v", err)
 	}
+	c5, k5 := writeCert(t, t.TempDir(), []string{"laptop.tail1234.ts.net"}, time.Now().Add(time.Hour))
+	if err := os.Chmod(k5, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadLANTLS(c5, k5); err == nil || !strings.Contains(err.Error(), "readable by other users") {
+		t.Fatalf("a key others can read: %v", err)
+	}
 }

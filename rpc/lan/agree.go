@@ -248,7 +248,6 @@ type sessionSecrets struct {
 	key    rpc.Key // seals calls, replies and events
 	auth   rpc.Key // authenticates a call's headers before its body is read
 	ticket rpc.Key // resumes after a restart; never stored by the page
-	stored rpc.Key // the next stored secret, when the computer says it changes
 }
 
 // sessionKeys derives a session's secrets from its X25519 exchange, salted
@@ -268,5 +267,13 @@ func sessionKeys(dh []byte, secret rpc.Key, deviceID, sessionID string, pkE, pkH
 		copy(k[:], out)
 		return k
 	}
-	return sessionSecrets{key: expand(labelSession), auth: expand(labelAuth), ticket: expand(labelTicket), stored: expand(labelNextStored)}
+	return sessionSecrets{key: expand(labelSession), auth: expand(labelAuth), ticket: expand(labelTicket)}
+}
+
+// nextStored is the stored secret a ticket gives a device at the first
+// resume of a serve run: derived from the ticket (which only the device's
+// open page holds), so the page derives it again if the answer that said so
+// was lost, and whoever replays a recorded resume learns nothing of it.
+func nextStored(ticket rpc.Key, deviceID, run string) rpc.Key {
+	return derive(ticket[:], nil, str(labelNextStored), str(deviceID), str(run))
 }

@@ -72,6 +72,7 @@ func agreeVectors(t *testing.T) map[string]string {
 	rk := resumeKey(stored, modeStored, deviceID, "")
 	tk := resumeKey(ticket, modeTicket, deviceID, "tk1")
 	rc := reconnectKey(stored, deviceID)
+	ns := nextStored(ticket, deviceID, "run-1")
 	return map[string]string{
 		"psk": x(psk[:]), "scope": scope, "name": name, "kind": kind, "deviceId": deviceID, "sessionId": sessionID,
 		"a": x(fixedKey(t, 1).Bytes()), "b": x(fixedKey(t, 33).Bytes()), "na": x(h.na), "nb": x(h.nb),
@@ -79,7 +80,7 @@ func agreeVectors(t *testing.T) map[string]string {
 		"pkA": x(h.pkA), "pkB": x(h.pkB), "commit": x(h.commit), "handshakeKey": x(h.key[:]), "transcript": x(h.transcript()),
 		"code": h.code(), "stored": x(stored[:]), "fingerprint": fp, "reconnectKey": x(rc[:]),
 		"resumeKeyStored": x(rk[:]), "resumeKeyTicket": x(tk[:]),
-		"sessionKey": x(ks.key[:]), "sessionAuth": x(ks.auth[:]), "sessionTicket": x(ks.ticket[:]), "sessionStored": x(ks.stored[:]),
+		"sessionKey": x(ks.key[:]), "sessionAuth": x(ks.auth[:]), "sessionTicket": x(ks.ticket[:]), "nextStored": x(ns[:]),
 		"callMAC": callMAC(ks.auth, deviceID, sessionID, "1700000000000", "nonce-abc"),
 	}
 }

@@ -326,8 +326,8 @@ func (c *client) resume(ctx context.Context, p *Paired, mode string) (*Session, 
 		return nil, errAnswer
 	}
 	keys := sessionKeys(dh, secret, p.DeviceID, ans.Session, e.PublicKey().Bytes(), pkH)
-	if ans.Rotate {
-		p.Stored = keys.stored
+	if ans.Rotate && mode == modeTicket {
+		p.Stored = nextStored(secret, p.DeviceID, ans.Run)
 	}
 	p.TicketID, p.Ticket, p.Grant = ans.Session, keys.ticket, ans.Grant
 	return &Session{c: c, deviceID: p.DeviceID, id: ans.Session, keys: keys, Grant: ans.Grant}, nil

@@ -55,7 +55,8 @@ type Device struct {
 	origin      string      // the page's address it paired at
 	stored      rpc.Key     // the secret the device keeps
 	storedRun   string      // the serve run the stored secret is good for
-	prevStored  rpc.Key     // the stored secret before the last rotation: it may ask to reconnect
+	spent       []rpc.Key   // stored secrets it had before, newest first: a page holding one may ask to reconnect
+	rotatedBy   string      // the ticket whose resume changed the stored secret in this run
 	tickets     []ticket    // newest first
 }
 
@@ -96,10 +97,11 @@ type offer struct {
 	id      string
 	hs      *handshake
 	from    netip.Addr
-	link    string // the link it came through ("" for a reconnect)
-	device  string // the device reconnecting ("" for a new one)
-	name    string // the device's name as the person sees it
-	kind    string // page or cli
+	link    string          // the link it came through ("" for a reconnect)
+	device  string          // the device reconnecting ("" for a new one)
+	name    string          // the device's name as the person sees it
+	kind    string          // page or cli
+	seen    map[string]bool // nonces of its reveal and wait messages: a replay is junk
 	created time.Time
 	req     *Request // once revealed
 }
@@ -339,7 +341,7 @@ func (p *Pairing) allowLocked(r *Request, g trust.Grant) pairOutcome {
 		}
 		p.endSessionsLocked(dev.ID) // a re-key: sessions of the old secrets end
 		dev.stored, dev.Fingerprint = r.offer.hs.outcome(dev.ID)
-		dev.storedRun, dev.LastSeen, dev.prevStored = p.run, now, rpc.Key{}
+		dev.storedRun, dev.LastSeen, dev.spent = p.run, now, nil
 		p.saveLocked()
 		return pairOutcome{device: dev}
 	}
@@ -378,6 +380,9 @@ func (p *Pairing) takeLocked(r *Request) bool {
 		return false
 	}
 	p.requests = slices.Delete(p.requests, i, i+1)
+	if p.warning == warnFull {
+		p.warning = "" // there is room again
+	}
 	p.bumpLocked()
 	return true
 }
@@ -506,8 +511,12 @@ func (p *Pairing) keep(k Keeper, st trust.LANState, port int, log *slog.Logger) 
 		dev := &Device{ID: d.ID, Name: d.Name, Grant: d.Grant, Kind: d.Kind, Paired: d.Paired, LastSeen: d.LastSeen,
 			Fingerprint: d.Fingerprint, origin: d.Origin, storedRun: d.StoredRun}
 		copy(dev.stored[:], d.Stored)
-		if len(d.PrevStored) == len(rpc.Key{}) {
-			copy(dev.prevStored[:], d.PrevStored)
+		for _, s := range d.Spent {
+			if len(s) == len(rpc.Key{}) && len(dev.spent) < maxSpent {
+				var k rpc.Key
+				copy(k[:], s)
+				dev.spent = append(dev.spent, k)
+			}
 		}
 		for _, t := range d.Tickets {
 			if len(t.Secret) == len(rpc.Key{}) && t.ID != "" && len(dev.tickets) < maxTickets {
@@ -547,8 +556,8 @@ func (p *Pairing) saveLocked() {
 	for _, d := range p.devices {
 		kd := trust.LANDevice{ID: d.ID, Name: d.Name, Grant: d.Grant, Kind: d.Kind, Origin: d.origin, Paired: d.Paired,
 			LastSeen: d.LastSeen, Fingerprint: d.Fingerprint, Stored: append([]byte(nil), d.stored[:]...), StoredRun: d.storedRun}
-		if d.prevStored != (rpc.Key{}) {
-			kd.PrevStored = append([]byte(nil), d.prevStored[:]...)
+		for _, s := range d.spent {
+			kd.Spent = append(kd.Spent, append([]byte(nil), s[:]...))
 		}
 		for _, t := range d.tickets {
 			kd.Tickets = append(kd.Tickets, trust.LANTicket{ID: t.id, Secret: append([]byte(nil), t.secret[:]...), Used: t.used})

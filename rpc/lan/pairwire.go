@@ -127,8 +127,8 @@ func (s *Server) pairStart(w http.ResponseWriter, in pairBody, from netip.Addr) 
 		dev := p.devices[in.D]
 		scope, device = "device:"+dev.ID, dev.ID
 		psks = []rpc.Key{reconnectKey(dev.stored, dev.ID)}
-		if dev.prevStored != (rpc.Key{}) { // a page that missed the last change of its stored secret
-			psks = append(psks, reconnectKey(dev.prevStored, dev.ID))
+		for _, old := range dev.spent { // a page that missed a change of its stored secret
+			psks = append(psks, reconnectKey(old, dev.ID))
 		}
 		if dev.origin != p.base && !s.o.originCheckOffForTest {
 			// The device paired at another address: whatever answers there
@@ -206,6 +206,19 @@ func (s *Server) pairStep(w http.ResponseWriter, r *http.Request, in pairBody) {
 	}
 	if !fresh(m.TS, now) {
 		refuse(w, errClock)
+		return
+	}
+	p.mu.Lock()
+	replayed := o.seen[m.Nonce] || len(o.seen) >= 64
+	if !replayed {
+		if o.seen == nil {
+			o.seen = map[string]bool{}
+		}
+		o.seen[m.Nonce] = true
+	}
+	p.mu.Unlock()
+	if replayed {
+		s.junk(w, from)
 		return
 	}
 	ans := pairAnswer{Re: m.Nonce}

@@ -2,6 +2,7 @@ package lan
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"os"
@@ -194,5 +195,92 @@ func TestReplayedCallsAreLogged(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(dir, "requests.log"))
 	if !strings.Contains(string(data), `"code":"REPLAY"`) || !strings.Contains(string(data), p.DeviceID) {
 		t.Fatalf("the request log after 3 replays:\n%s", data)
+	}
+}
+
+// From the second red team: a stored secret issued over plain HTTP is not
+// good across runs once serve has its certificate (a squatter could have
+// read it while serve was plain; it stayed good until revoked).
+func TestAnHTTPSecretIsNotGoodOverHTTPS(t *testing.T) {
+	gittest.Home(t, "")
+	repo := gittest.Init(t, map[string]string{"a.txt": "a\n"})
+	store := newStore(t)
+	f, stop := serveRepo(t, repo, func(o *Options) { o.Keep = store })
+	p, err := f.pair(t, trust.Full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loot := Paired{Base: p.Base, DeviceID: p.DeviceID, Stored: p.Stored}
+	stop()
+	cert, pool := testCert(t, "laptop.tail1234.ts.net")
+	f, _ = serveRepo(t, repo, func(o *Options) {
+		o.Keep, o.Name = store, "laptop.tail1234.ts.net"
+		o.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	})
+	loot.Base = f.srv.URL()
+	if _, err := Resume(context.Background(), httpsClient(t, pool), &loot); !errors.Is(err, ErrRestarted) {
+		t.Fatalf("a stored secret from the plain-HTTP run, over HTTPS: %v", err)
+	}
+}
+
+// The first ticket resume of a run changes the stored secret; when its
+// answer is lost, the same ticket resuming again is told once more, and
+// derives the same secret. A replayed resume (a recording of that ticket's)
+// changes nothing the page cannot follow.
+func TestALostRotationIsToldAgain(t *testing.T) {
+	gittest.Home(t, "")
+	repo := gittest.Init(t, map[string]string{"a.txt": "a\n"})
+	store := newStore(t)
+	keep := func(o *Options) { o.Keep = store }
+	f, stop := serveRepo(t, repo, keep)
+	p, err := f.pair(t, trust.View)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = mustSession(t, f, p)
+	stop()
+	f, _ = serveRepo(t, repo, keep)
+	lost := *p
+	_ = mustSession(t, f, &lost) // the answer is lost: p does not learn the change
+	if _, err := Resume(context.Background(), f.hc, &Paired{Base: p.Base, DeviceID: p.DeviceID, Stored: p.Stored}); !errors.Is(err, ErrRestarted) {
+		t.Fatalf("the stored secret before the lost change: %v", err)
+	}
+	_ = mustSession(t, f, p) // the same ticket again
+	if p.Stored != lost.Stored {
+		t.Fatal("the same ticket was not told the change again")
+	}
+	if _, err := f.call(t, &Paired{Base: p.Base, DeviceID: p.DeviceID, Stored: p.Stored}, "host.hello", nil); err != nil {
+		t.Fatalf("the stored secret the page derived: %v", err)
+	}
+}
+
+// Over HTTPS the stored secret does not change at a restart, so two tabs
+// reloading at once after it both come back with it, no code asked.
+func TestOverHTTPSTheStoredSecretStays(t *testing.T) {
+	gittest.Home(t, "")
+	repo := gittest.Init(t, map[string]string{"a.txt": "a\n"})
+	store := newStore(t)
+	cert, pool := testCert(t, "laptop.tail1234.ts.net")
+	keep := func(o *Options) {
+		o.Keep, o.Name = store, "laptop.tail1234.ts.net"
+		o.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	}
+	f, stop := serveRepo(t, repo, keep)
+	f.hc = httpsClient(t, pool)
+	p, err := f.pair(t, trust.View)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := *p
+	_ = mustSession(t, f, &open)
+	stop()
+	f, _ = serveRepo(t, repo, keep)
+	f.hc = httpsClient(t, pool)
+	_ = mustSession(t, f, &open) // a tab left open comes back with its ticket
+	for i := range 2 {           // two tabs reloading
+		tab := Paired{Base: p.Base, DeviceID: p.DeviceID, Stored: p.Stored}
+		if _, err := f.call(t, &tab, "host.hello", nil); err != nil {
+			t.Fatalf("tab %d reloaded after a restart over HTTPS: %v", i, err)
+		}
 	}
 }

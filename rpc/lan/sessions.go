@@ -41,7 +41,16 @@ const (
 	// and clock refusal carries it), so a resume recorded before a restart
 	// and stamped ahead of it cannot pass for one of the next run.
 	resumeAhead = 2 * time.Second
+	// maxSpent bounds the stored secrets a device had before: a page still
+	// holding one is asked to reconnect, not told it is not paired.
+	maxSpent = 4
 )
+
+// secureFor reports whether dev's stored secret was issued at this HTTPS
+// origin, where no other program can read the page's storage. One issued
+// over plain HTTP (before serve had its certificate) could have been read
+// by a squatter then, and stays good for its run only.
+func (p *Pairing) secureFor(dev *Device) bool { return p.secure && dev.origin == p.base }
 
 type ticket struct {
 	id     string
@@ -75,8 +84,9 @@ type resumeAnswer struct {
 	Name    string `json:"name"`
 	Device  string `json:"device"`
 	// Rotate says the stored secret changed: the device derives the new one
-	// from this session and stores it in place of the old.
+	// from its ticket and Run (nextStored) and stores it in place of the old.
 	Rotate bool   `json:"rotate,omitempty"`
+	Run    string `json:"run,omitempty"`
 	TS     int64  `json:"ts"`
 	Nonce  string `json:"nonce"`
 }
@@ -113,11 +123,13 @@ func (p *Pairing) resume(d, mode, ticketID, frame string, now time.Time) (string
 			return "", nil, errResumeUnpaired
 		}
 		secret = dev.stored
-		if dev.prevStored != (rpc.Key{}) && p.opens(dev.prevStored, mode, d, frame) {
-			// A stored secret spent by a rotation this device did not see
-			// (another tab took it, or a replay did): the person allows it
-			// again, as after a restart; it is not forgotten.
-			return "", nil, errResumeRestarted
+		for _, old := range dev.spent {
+			if p.opens(old, mode, d, frame) {
+				// A stored secret spent by a change this page did not see
+				// (another tab's, or an answer lost): the person allows it
+				// again, as after a restart; it is not forgotten.
+				return "", nil, errResumeRestarted
+			}
 		}
 	case modeTicket:
 		i := slices.IndexFunc(dev.tickets, func(t ticket) bool {
@@ -158,7 +170,7 @@ func (p *Pairing) resume(d, mode, ticketID, frame string, now time.Time) (string
 		}
 		return "", nil, errResumeClock
 	}
-	if mode == modeStored && dev.storedRun != p.run && !p.secure && !p.storedAcrossRunsForTest {
+	if mode == modeStored && dev.storedRun != p.run && !p.secureFor(dev) && !p.storedAcrossRunsForTest {
 		return "", nil, errResumeRestarted
 	}
 	pkE, err := base64.RawURLEncoding.DecodeString(m.PK)
@@ -174,11 +186,21 @@ func (p *Pairing) resume(d, mode, ticketID, frame string, now time.Time) (string
 	keys := sessionKeys(dh, secret, d, sid, pkE, e.PublicKey().Bytes())
 	ans := resumeAnswer{Type: "session", Session: sid, PK: b64(e.PublicKey().Bytes()), Re: m.Nonce, Grant: dev.Grant.String(),
 		Name: dev.Name, Device: d, TS: now.UnixMilli(), Nonce: randomID(24)}
-	if dev.storedRun != p.run {
+	switch {
+	case tk == nil || p.secure:
+		// Over HTTPS no other program could read the page's storage: its
+		// stored secret need not change (and changing it would send the
+		// tabs that read it before the change to the person).
+	case dev.storedRun != p.run:
 		// The first ticket resume of this run: what was stored before the
 		// restart is spent.
-		dev.prevStored = dev.stored
-		dev.stored, dev.storedRun, ans.Rotate = keys.stored, p.run, true
+		dev.spent = append([]rpc.Key{dev.stored}, dev.spent...)[:min(len(dev.spent)+1, maxSpent)]
+		dev.stored, dev.storedRun, dev.rotatedBy = nextStored(tk.secret, d, p.run), p.run, ticketID
+		ans.Rotate, ans.Run = true, p.run
+	case dev.rotatedBy == ticketID:
+		// The same ticket again in this run: the answer that said so may
+		// have been lost.
+		ans.Rotate, ans.Run = true, p.run
 	}
 	if tk != nil {
 		tk.used = now

@@ -122,7 +122,14 @@ export function resumeKey(secret, mode, deviceId, ticketId) {
 export function sessionKeys(dh, secret, deviceId, sessionId, pkE, pkH) {
   const prk = extract(sha256, dh, secret);
   const ex = (label) => expand(sha256, prk, lp(label, deviceId, sessionId, pkE, pkH), 32);
-  return { key: ex(LABELS.session), auth: ex(LABELS.auth), ticket: ex(LABELS.ticket), stored: ex(LABELS.nextStored) };
+  return { key: ex(LABELS.session), auth: ex(LABELS.auth), ticket: ex(LABELS.ticket) };
+}
+
+// nextStored is the stored secret a ticket gives at the first resume of a
+// serve run (run names it): derived from the ticket, which only this page
+// holds, so it is derived again if the answer that said so was lost.
+export function nextStored(ticket, deviceId, run) {
+  return derive(ticket, null, LABELS.nextStored, deviceId, run);
 }
 
 // ephemeral is a fresh X25519 key pair for a resume.

@@ -9,7 +9,7 @@
 // which resumes it after serve restarts while the page stays open, and its
 // session. docs/lan.md has the whole protocol and its threat model.
 import { seal, open, newNonce, b64urlDecode, b64urlEncode, ReplayGuard } from './seal.js';
-import { Handshake, reconnectKey, resumeKey, sessionKeys, ephemeral, callMAC } from './agree.js';
+import { Handshake, reconnectKey, resumeKey, sessionKeys, ephemeral, callMAC, nextStored } from './agree.js';
 
 export class Refusal extends Error {
   constructor(sentence, code, now) {
@@ -191,9 +191,10 @@ export class Host {
       throw new Refusal(NOT_THE_COMPUTER, 'NOT_THE_COMPUTER');
     }
     if (Math.abs(clock.now() - ans.ts) > 1_000) clock.skew = ans.ts - Date.now();
-    if (ans.rotate) {
-      this.dev = { ...this.dev, stored: keys.stored };
-      this.onStored(keys.stored);
+    if (ans.rotate && mode === 'ticket') {
+      const stored = nextStored(secret, deviceId, ans.run);
+      this.dev = { ...this.dev, stored };
+      this.onStored(stored);
     }
     this.ticket = { id: ans.s, secret: keys.ticket };
     this.session = { id: ans.s, keys, grant: ans.grant };
