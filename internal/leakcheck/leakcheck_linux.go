@@ -65,6 +65,18 @@ func kill(procs []proc) []Proc {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// A killed process may still be a zombie when the loop above sees no
+	// live one (on a loaded machine the kill lands after the last reap):
+	// reap until each is gone, bounded as above.
+	for _, p := range out {
+		for range 100 {
+			reapZombies()
+			if _, ok := stat(p.PID); !ok {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
 	return out
 }
