@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/gatehouse/gatehouse/fsguard"
-	"github.com/gatehouse/gatehouse/internal/fileid"
 
 	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/trust"
@@ -226,8 +225,8 @@ func OpenBare(dir string, opts Options) (*Repo, error) {
 		return nil, err
 	}
 	r := &Repo{git: gitPath, gitDir: canon, commonDir: canon, maxTime: opts.Timeout, home: opts.Home, wall: wall{memory: memoryLimit(opts)}}
-	if r.commonFD, err = fileid.OpenDir(canon); err != nil {
-		return nil, fmt.Errorf("gate: %w", err)
+	if r.common, err = openHeld(canon); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

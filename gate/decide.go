@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -53,8 +54,18 @@ type decision struct {
 	// program.
 	defined   map[string]map[string]bool
 	badFilter []string // filter drivers whose names cannot go on the command line
-	overrides []Option // every local filter driver switched off (the Read gate)
+	overrides []Option // every filter driver, from any config file, switched off (the Read gate)
 	tooLarge  bool
+	// userDrivers are the drivers the user's own config (system, global and
+	// what they include) defines, which a repository's attributes can
+	// select: filters are switched off with the repository's own; merge
+	// drivers refuse a closed merge (mergeDrivers, "key (scope)").
+	mergeDrivers []string
+	// userFiles are the user's config files the decision read, and the
+	// places git looks for them; userFP their identity then. A change to
+	// any (a new global filter) makes the next call decide again.
+	userFiles []string
+	userFP    string
 }
 
 // open is the decision for the desktop and a phone with the switch on: no
@@ -63,7 +74,7 @@ type decision struct {
 var openDecision = &decision{}
 
 // cached is the last decision and the identity of every config file it
-// read. The git folder's shape (layout.go) is checked before the cache is
+// read (the user's own files: decision.userFiles). The git folder's shape (layout.go) is checked before the cache is
 // consulted, so a symlinked config, or one swapped for a link, never reaches
 // this comparison.
 type cached struct {
@@ -77,6 +88,13 @@ type cached struct {
 func (r *Repo) decide(ctx context.Context, t trust.Trust, lvl level, action string) (*decision, error) {
 	if !t.Closed() {
 		return openDecision, nil
+	}
+	if !r.heldFolderForTest {
+		if moved, err := r.common.current(); err != nil {
+			return nil, err
+		} else if moved {
+			r.forget() // what was decided about the folder git no longer opens
+		}
 	}
 	if !r.shapeOffForTest {
 		if err := r.checkLayout(action); err != nil {
@@ -96,6 +114,16 @@ func (r *Repo) decide(ctx context.Context, t trust.Trust, lvl level, action stri
 	return d, nil
 }
 
+// forget drops the cached decision and the git folder's shape.
+func (r *Repo) forget() {
+	r.mu.Lock()
+	r.cache = cached{}
+	r.mu.Unlock()
+	r.shape.mu.Lock()
+	r.shape.dirs = nil
+	r.shape.mu.Unlock()
+}
+
 // worktreeConfig is the per-worktree config file git reads for this
 // checkout when extensions.worktreeConfig is on: config.worktree in the
 // checkout's own git folder (the main one's, or worktrees/NAME for a linked
@@ -106,7 +134,7 @@ func (r *Repo) worktreeConfig() string { return filepath.Join(r.gitDir, "config.
 func (r *Repo) identities() ([2]fileid.ID, error) {
 	var ids [2]fileid.ID
 	var err error
-	if ids[0], err = fileid.At(r.commonFD, "config"); err != nil {
+	if ids[0], err = r.common.at("config"); err != nil {
 		return ids, fmt.Errorf("gate: %w", err)
 	}
 	if ids[1], err = fileid.Lstat(r.worktreeConfig()); err != nil {
@@ -126,7 +154,7 @@ func (r *Repo) cachedDecision(ctx context.Context, t trust.Trust) (*decision, er
 	if err != nil {
 		return nil, err
 	}
-	if c.d != nil && c.ids == ids {
+	if c.d != nil && c.ids == ids && userFingerprint(c.d.userFiles) == c.d.userFP {
 		return c.d, nil
 	}
 	listed := time.Now()
@@ -170,7 +198,144 @@ func (r *Repo) freshDecision(ctx context.Context, t trust.Trust, hasWorktreeConf
 	}
 	d := classify(entries, bools)
 	d.tooLarge, d.worktreeConfig = large, hasWorktreeConfig
-	return d, nil
+	if d.refusesReads() || r.userConfigOffForTest {
+		return d, nil // an include of the repository's own is refused: never follow it
+	}
+	return d, r.addUserDrivers(ctx, t, listing, d)
+}
+
+// refusesReads reports a finding the Read gate refuses (includes among them).
+func (d *decision) refusesReads() bool {
+	for _, f := range d.findings {
+		if f.Gate == "read" {
+			return true
+		}
+	}
+	return false
+}
+
+// addUserDrivers asks git for its whole configuration, every scope and
+// include as git itself reads them (--show-scope --show-origin), and adds
+// the drivers the user's own config defines to what the decision switches
+// off: a repository's attributes select a driver by name, wherever it is
+// defined, and a global clean filter ran for a view phone's git.diff where
+// the kernel wall was missing. Filters are switched off (so LFS users keep
+// status: a file git must read again shows as changed, and no program
+// runs); merge drivers refuse a closed merge.
+func (r *Repo) addUserDrivers(ctx context.Context, t trust.Trust, listing, d *decision) error {
+	files := r.userConfigPaths(nil)
+	fp := userFingerprint(files)
+	res, err := r.run(ctx, t, listing, call{sub: subConfig, opts: []string{"--list", "--show-scope", "--show-origin", "-z"}, okExit: []int{1}})
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return refusal.Errorf(ErrRefused,
+			"The git config on this computer can't be read; turn on Full access for remote devices on this computer to use Git on this checkout from the phone.")
+	}
+	if err != nil {
+		return err
+	}
+	d.tooLarge = d.tooLarge || res.truncated
+	filters := map[string]bool{}
+	for _, o := range d.overrides {
+		filters[strings.TrimSuffix(strings.TrimPrefix(o.Key, "filter."), ".clean")] = true
+	}
+	var origins []string
+	for _, e := range parseScoped(res.stdout) {
+		if e.scope != "system" && e.scope != "global" {
+			continue // the repository's own is classified above; "command" is gatehouse's own -c
+		}
+		if o, ok := strings.CutPrefix(e.origin, "file:"); ok && !slices.Contains(origins, o) {
+			origins = append(origins, o)
+		}
+		sec, rest, _ := strings.Cut(e.key, ".")
+		i := strings.LastIndexByte(rest, '.')
+		if i <= 0 || (sec != "filter" && sec != "diff" && sec != "merge") {
+			continue
+		}
+		name, field := rest[:i], rest[i+1:]
+		if d.defined[sec] == nil {
+			d.defined[sec] = map[string]bool{}
+		}
+		d.defined[sec][name] = true
+		switch {
+		case sec == "filter" && !filters[name]:
+			filters[name] = true
+			d.switchOffFilter(name)
+		case sec == "merge" && field == "driver":
+			d.mergeDrivers = append(d.mergeDrivers, e.key+" ("+e.scope+")")
+		}
+	}
+	d.userFiles = r.userConfigPaths(origins)
+	d.userFP = fp
+	if len(origins) > 0 {
+		d.userFP = userFingerprint(d.userFiles) // with the includes, as read now
+	}
+	return nil
+}
+
+// scoped is one line of git config --list --show-scope --show-origin -z.
+type scoped struct {
+	scope, origin string
+	entry
+}
+
+// parseScoped reads "scope\0origin\0key\nvalue\0" records.
+func parseScoped(out []byte) []scoped {
+	var es []scoped
+	f := bytes.Split(out, []byte{0})
+	for i := 0; i+2 < len(f); i += 3 {
+		k, v, has := bytes.Cut(f[i+2], []byte{'\n'})
+		es = append(es, scoped{scope: string(f[i]), origin: string(f[i+1]), entry: entry{key: string(k), value: string(v), hasValue: has}})
+	}
+	return es
+}
+
+// userConfigPaths are the files of the user's own config git reads: the
+// system file, the global ones (read whether they exist or not, so one made
+// later is noticed), and the files they include.
+func (r *Repo) userConfigPaths(included []string) []string {
+	home := r.home
+	if home == "" {
+		home = os.Getenv("HOME")
+	}
+	paths := []string{"/etc/gitconfig"}
+	if home != "" {
+		paths = append(paths, filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config"))
+	}
+	for _, p := range included {
+		if !slices.Contains(paths, p) {
+			paths = append(paths, p)
+		}
+	}
+	return paths
+}
+
+// userFingerprint names what each of the user's config files is now.
+func userFingerprint(paths []string) string {
+	var b strings.Builder
+	for _, p := range paths {
+		id, err := fileid.Lstat(p)
+		if err != nil {
+			b.WriteString("?;")
+			continue
+		}
+		fmt.Fprintf(&b, "%d:%d:%d:%d:%d;", id.Dev, id.Ino, id.Size, id.Mtime, id.Ctime)
+	}
+	return b.String()
+}
+
+// switchOffFilter adds the overrides that switch filter driver name off.
+func (d *decision) switchOffFilter(name string) {
+	if strings.ContainsAny(name, "=\n\x00") {
+		d.badFilter = append(d.badFilter, name)
+		return
+	}
+	d.overrides = append(d.overrides,
+		Option{"filter." + name + ".clean", "", "switch off the clean filter of driver " + name},
+		Option{"filter." + name + ".smudge", "", "switch off its smudge filter"},
+		Option{"filter." + name + ".process", "", "switch off its long-running filter process"},
+		Option{"filter." + name + ".required", "false", "a switched-off filter must not fail the command"},
+	)
 }
 
 func (r *Repo) listConfig(ctx context.Context, t trust.Trust, d *decision, scope ...string) ([]entry, bool, error) {
@@ -238,16 +403,7 @@ func classify(entries []entry, bools gitBools) *decision {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if strings.ContainsAny(n, "=\n\x00") {
-			d.badFilter = append(d.badFilter, n)
-			continue
-		}
-		d.overrides = append(d.overrides,
-			Option{"filter." + n + ".clean", "", "switch off the checkout's own clean filter"},
-			Option{"filter." + n + ".smudge", "", "switch off its smudge filter"},
-			Option{"filter." + n + ".process", "", "switch off its long-running filter process"},
-			Option{"filter." + n + ".required", "false", "a switched-off filter must not fail the command"},
-		)
+		d.switchOffFilter(n)
 	}
 	return d
 }
@@ -303,6 +459,18 @@ func (d *decision) check(lvl level, action string) error {
 		return refuseConfig(uniq(keys), action)
 	}
 	return nil
+}
+
+// checkMerge refuses a closed merge when the user's own config defines a
+// merge driver: the repository's attributes could select it, and a merge
+// would run it.
+func (d *decision) checkMerge(action string) error {
+	if len(d.mergeDrivers) == 0 {
+		return nil
+	}
+	return refusal.Errorf(ErrRefused,
+		"The git config on this computer defines a merge driver (%s), which a merge could run; turn on Full access for remote devices on this computer to %s from the phone.",
+		strings.Join(d.mergeDrivers, ", "), action)
 }
 
 func uniq(keys []string) []string {

@@ -130,7 +130,7 @@ func (r *Repo) shapeUnchanged() bool {
 		if i == 0 {
 			id, err = fileid.Lstat(r.commonDir)
 		} else {
-			id, err = fileid.At(r.commonFD, d.rel)
+			id, err = r.common.at(d.rel)
 		}
 		if err != nil || id != d.id {
 			return false
@@ -256,7 +256,7 @@ func (w *layoutWalk) singleLink(rel string) error {
 // alternates refuses a repository that borrows objects from another folder.
 func (r *Repo) alternates() error {
 	for _, rel := range []string{"objects/info/alternates", "objects/info/http-alternates"} {
-		id, err := fileid.At(r.commonFD, rel)
+		id, err := r.common.at(rel)
 		if err != nil {
 			return fmt.Errorf("git folder: %w", err)
 		}

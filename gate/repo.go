@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/fsguard"
-	"github.com/gatehouse/gatehouse/internal/fileid"
-	"golang.org/x/sys/unix"
 )
 
 // Options say how to run git for a checkout.
@@ -52,9 +50,9 @@ type Repo struct {
 	linked    bool
 	maxTime   time.Duration
 	home      string
-	ghPath    string // the gh binary (gh.go)
-	commonFD  int    // the common git folder, held open for cheap stats of its files
-	wall      wall   // the kernel's confinement and memory bound of closed git children (confine.go)
+	ghPath    string      // the gh binary (gh.go)
+	common    *heldFolder // the common git folder, held open for cheap stats of its files (heldfolder.go)
+	wall      wall        // the kernel's confinement and memory bound of closed git children (confine.go)
 
 	change sync.Mutex // one git change at a time per checkout
 
@@ -65,6 +63,14 @@ type Repo struct {
 	// shapeOffForTest switches the shape check off, so a test can prove the
 	// kernel wall holds alone. Only this package's tests can set it.
 	shapeOffForTest bool
+	// heldFolderForTest keeps deciding from the git folder held open at
+	// Open, as gatehouse did before, so a test shows a .git replaced under
+	// a running host running on the old folder's decision.
+	heldFolderForTest bool
+	// userConfigOffForTest decides from the repository's own config only,
+	// as gatehouse did before, so a test shows a driver from the user's
+	// global config running for a closed call where the kernel wall is off.
+	userConfigOffForTest bool
 
 	started atomic.Int64 // git processes started, for tests and doctor
 }
@@ -104,14 +110,14 @@ func Open(root *fsguard.Root, opts Options) (*Repo, error) {
 	if err := r.locate(opts.Served); err != nil {
 		return nil, err
 	}
-	if r.commonFD, err = fileid.OpenDir(r.commonDir); err != nil {
-		return nil, fmt.Errorf("gate: %w", err)
+	if r.common, err = openHeld(r.commonDir); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
 
 // Close releases the descriptor the Repo holds.
-func (r *Repo) Close() error { return unix.Close(r.commonFD) }
+func (r *Repo) Close() error { return r.common.close() }
 
 // locate finds and validates the git folder.
 func (r *Repo) locate(served []string) error {

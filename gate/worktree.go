@@ -136,6 +136,9 @@ func (r *Repo) MergeWorktree(ctx context.Context, t trust.Trust, main *Repo) err
 	if err != nil {
 		return err
 	}
+	if err := md.checkMerge("merge a worktree"); err != nil {
+		return err
+	}
 	wst, err := r.status(ctx, t, wd)
 	if err != nil {
 		return err
