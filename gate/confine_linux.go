@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -673,4 +674,109 @@ func memoryReport(opts Options, atomic bool) string {
 		how = "set right after start: ptrace is refused here"
 	}
 	return fmt.Sprintf("%s address space per closed git child (%s)", mib(memoryLimit(opts)), how)
+}
+
+// ghMemoryFloor is the least address space gh is given: Go's runtime
+// reserves about 600 MiB for its page summaries at start and dies below
+// that ("failed to reserve page summary memory"). gh's own git inherits
+// the same bound.
+const ghMemoryFloor = 1 << 30
+
+// startTool starts a tool that runs git itself (gh) for a closed call
+// inside the same walls as a closed git: the kernel wall, with the rules of
+// a network call in this checkout (r nil: outside any checkout) plus the
+// tool's own binary, and the memory bound, at least ghMemoryFloor. Its git
+// children inherit both. Where Landlock is missing, the memory bound alone
+// holds, as for git; the gate's forced options reach the tool's git through
+// GIT_CONFIG_COUNT (ghEnv).
+func startTool(cmd *exec.Cmd, r *Repo, t trust.Trust, tool string, writable []string) error {
+	if !t.Closed() || r != nil && r.wall.offForTest {
+		return cmd.Start()
+	}
+	git := ""
+	w := &wall{}
+	if r != nil {
+		git, w = r.git, &r.wall
+	} else if g, err := gitBinary(Options{}); err == nil {
+		git = g
+	}
+	st := wallState(git)
+	if st.broken != nil {
+		return st.broken
+	}
+	limit := max(w.limit(), ghMemoryFloor)
+	traced := st.ptrace && !w.untracedForTest
+	if st.abi == 0 || w.landlockOffForTest {
+		return oneShot(cmd, -1, limit, traced)
+	}
+	in, err := installOf(git)
+	if err != nil {
+		return err
+	}
+	rules, err := toolRules(r, in, git, tool, writable)
+	if err != nil {
+		return err
+	}
+	fd, err := ruleset(st.abi, rules, subGH)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return oneShot(cmd, fd, limit, traced)
+}
+
+// subGH describes a gh run to the wall: it reaches the network (GitHub's
+// API, and the user's own credentials for it), as a push does.
+var subGH = sub{name: "gh", network: true}
+
+// toolRules are a network call's rules in the checkout (or, outside one,
+// only those of git's installation and the user's files), plus the tool's
+// binary and its ELF loader (read and execute), the folders the call
+// writes in outside any checkout (a clone's), and the tool's own
+// configuration folder when the environment moves it out of ~/.config.
+func toolRules(r *Repo, in *install, git, tool string, writable []string) ([]rule, error) {
+	path, err := exec.LookPath(tool)
+	if err != nil {
+		return nil, err
+	}
+	if path, err = filepath.EvalSymlinks(path); err != nil {
+		return nil, err
+	}
+	q := r
+	if q == nil {
+		q = &Repo{git: git} // no checkout folders: nothing to read or write but the user's own files
+	}
+	fixed, changing := q.wallRules(in, subGH)
+	if r == nil {
+		fixed = slices.DeleteFunc(fixed, func(ru rule) bool { return ru.path == "" })
+	}
+	rules := append(fixed, changing...)
+	rules = append(rules, rule{path, fsExec})
+	if e, err := elf.Open(path); err == nil {
+		for _, p := range e.Progs {
+			if p.Type == elf.PT_INTERP {
+				buf := make([]byte, p.Filesz)
+				if _, err := p.ReadAt(buf, 0); err == nil {
+					rules = append(rules, rule{strings.TrimRight(string(buf), "\x00"), fsExec})
+				}
+			}
+		}
+		e.Close()
+	}
+	for _, dir := range writable {
+		rules = append(rules, rule{dir, fsWrite})
+	}
+	if r != nil {
+		for _, dir := range r.toolWritableForTest {
+			rules = append(rules, rule{dir, fsWrite})
+		}
+	}
+	// Where the environment gh keeps (ghKeepEnv) moves its configuration
+	// or its certificates out of the places read above.
+	for _, v := range []string{"GH_CONFIG_DIR", "XDG_CONFIG_HOME", "SSL_CERT_FILE", "SSL_CERT_DIR"} {
+		if p := os.Getenv(v); filepath.IsAbs(p) && (r == nil || !r.holds(p)) {
+			rules = append(rules, rule{p, fsRead})
+		}
+	}
+	return rules, nil
 }

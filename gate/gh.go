@@ -151,10 +151,15 @@ type ghCall struct {
 	// host, when set, is GH_HOST for the call: gh search has no --repo
 	// host, so the pinned repository's host is named this way.
 	host string
+	// writable are folders outside any checkout the call writes in (a
+	// clone's folder): the kernel wall lets gh and its git write there.
+	writable []string
 }
 
 // runGH starts gh for the checkout r (nil: outside any checkout, for the
-// account's own lists) and returns what it printed.
+// account's own lists) and returns what it printed. For a closed call gh
+// starts as a closed git does (startTool): gh runs git itself, and that git
+// must not run outside the walls.
 func runGH(ctx context.Context, gh string, r *Repo, t trust.Trust, d *decision, c ghCall) ([]byte, error) {
 	timeout := c.timeout
 	if timeout == 0 {
@@ -181,7 +186,15 @@ func runGH(ctx context.Context, gh string, r *Repo, t trust.Trust, d *decision, 
 	out := &bounded{max: MaxGHOutput, full: cancel}
 	errOut := &bounded{max: maxStderr}
 	cmd.Stdout, cmd.Stderr = out, errOut
-	err := cmd.Run()
+	var err error
+	if r != nil && r.toolOutsideWallsForTest {
+		err = cmd.Start()
+	} else {
+		err = startTool(cmd, r, t, gh, c.writable) // closed: inside the kernel wall and the memory bound, as a closed git
+	}
+	if err == nil {
+		err = cmd.Wait()
+	}
 	switch {
 	case errors.Is(err, exec.ErrNotFound) || cmd.Process == nil && errors.Is(err, fs.ErrNotExist):
 		return nil, ErrGHMissing

@@ -447,6 +447,9 @@ type CloneFolder struct {
 	name   string
 	parent int // the clones folder
 	fd     int // the claimed folder
+	// toolWritableForTest are folders a test's fake gh may write in,
+	// inside the kernel wall.
+	toolWritableForTest []string
 }
 
 // ClaimCloneFolder makes a new, empty folder for a clone of repo in
@@ -549,7 +552,8 @@ func removeAllAt(fd, depth int) error {
 // clone fails, the folder and what the clone wrote in it are removed (and
 // nothing else: see CloneFolder); either way the folder is let go.
 func Clone(ctx context.Context, ghPath string, t trust.Trust, repo GHRepo, f *CloneFolder) error {
-	_, err := runGH(ctx, ghBinary(ghPath), nil, t, nil, ghCall{args: []string{"repo", "clone", repo.String(), f.Path, "--", "--no-recurse-submodules"}, timeout: cloneTimeout, host: repo.Host})
+	_, err := runGH(ctx, ghBinary(ghPath), nil, t, nil, ghCall{args: []string{"repo", "clone", repo.String(), f.Path, "--", "--no-recurse-submodules"}, timeout: cloneTimeout, host: repo.Host,
+		writable: append([]string{f.Path}, f.toolWritableForTest...)})
 	if err != nil {
 		if rmErr := f.Remove(); rmErr != nil {
 			return errors.Join(err, rmErr)

@@ -99,6 +99,7 @@ func openGH(t *testing.T, dir string, g *recordingGH) *Repo {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
+	r.toolWritableForTest = []string{g.log} // its record of each call, inside the kernel wall
 	return r
 }
 
@@ -406,6 +407,7 @@ func TestCloneThroughGH(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		f.toolWritableForTest = []string{bin, src} // the stand-in's record and its local source, inside the kernel wall
 		dir := f.Path
 		err = Clone(ctx, gh, closed, repo, f)
 		env, _ := os.ReadFile(envLog)

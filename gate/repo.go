@@ -71,6 +71,13 @@ type Repo struct {
 	// as gatehouse did before, so a test shows a driver from the user's
 	// global config running for a closed call where the kernel wall is off.
 	userConfigOffForTest bool
+	// toolOutsideWallsForTest starts gh as gatehouse did before, with a
+	// plain start, so a test shows gh (and the git it runs) outside both
+	// walls.
+	toolOutsideWallsForTest bool
+	// toolWritableForTest are folders a test's fake gh may write in (its
+	// record of each call), inside the kernel wall.
+	toolWritableForTest []string
 
 	started atomic.Int64 // git processes started, for tests and doctor
 }

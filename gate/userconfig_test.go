@@ -17,7 +17,7 @@ import (
 func wallAOnly(t *testing.T, dir string, served ...string) *Repo {
 	t.Helper()
 	r := open(t, dir, served...)
-	r.wall.landlockOffForTest = true
+	kernelWallOff(r)
 	return r
 }
 
