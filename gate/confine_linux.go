@@ -676,16 +676,10 @@ func memoryReport(opts Options, atomic bool) string {
 	return fmt.Sprintf("%s address space per closed git child (%s)", mib(memoryLimit(opts)), how)
 }
 
-// ghMemoryFloor is the least address space gh is given: Go's runtime
-// reserves about 600 MiB for its page summaries at start and dies below
-// that ("failed to reserve page summary memory"). gh's own git inherits
-// the same bound.
-const ghMemoryFloor = 1 << 30
-
 // startTool starts a tool that runs git itself (gh) for a closed call
 // inside the same walls as a closed git: the kernel wall, with the rules of
 // a network call in this checkout (r nil: outside any checkout) plus the
-// tool's own binary, and the memory bound, at least ghMemoryFloor. Its git
+// tool's own binary, and the memory bound, at least toolMemoryFloor. Its git
 // children inherit both. Where Landlock is missing, the memory bound alone
 // holds, as for git; the gate's forced options reach the tool's git through
 // GIT_CONFIG_COUNT (ghEnv).
@@ -704,7 +698,7 @@ func startTool(cmd *exec.Cmd, r *Repo, t trust.Trust, tool string, writable []st
 	if st.broken != nil {
 		return st.broken
 	}
-	limit := max(w.limit(), ghMemoryFloor)
+	limit := max(w.limit(), toolMemoryFloor)
 	traced := st.ptrace && !w.untracedForTest
 	if st.abi == 0 || w.landlockOffForTest {
 		return oneShot(cmd, -1, limit, traced)
@@ -780,3 +774,7 @@ func toolRules(r *Repo, in *install, git, tool string, writable []string) ([]rul
 	}
 	return rules, nil
 }
+
+// wallOff reports a test's switch that starts closed children as the
+// desktop's are.
+func (r *Repo) wallOff() bool { return r.wall.offForTest }

@@ -40,3 +40,6 @@ func osName() string {
 func startTool(cmd *exec.Cmd, _ *Repo, _ trust.Trust, _ string, _ []string) error {
 	return cmd.Start()
 }
+
+// wallOff: there is no wall to switch off here.
+func (r *Repo) wallOff() bool { return false }

@@ -186,7 +186,11 @@ func runGH(ctx context.Context, gh string, r *Repo, t trust.Trust, d *decision, 
 	out := &bounded{max: MaxGHOutput, full: cancel}
 	errOut := &bounded{max: maxStderr}
 	cmd.Stdout, cmd.Stderr = out, errOut
-	var err error
+	release, err := r.holdMemory(ctx, t, true) // its share, and its git's, of the closed children's memory
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if r != nil && r.toolOutsideWallsForTest {
 		err = cmd.Start()
 	} else {

@@ -79,8 +79,8 @@ func TestGHAndItsGitRunInsideTheWalls(t *testing.T) {
 				t.Fatal("gh wrote outside the checkout from inside the kernel wall")
 			case gittest.Fired(marker):
 				t.Fatal("gh's git ran a filter from the user's global config")
-			case kib == 0 || kib<<10 > max(r.wall.limit(), ghMemoryFloor):
-				t.Fatalf("gh ran with an address-space bound of %s KiB, want at most %d", f[0], max(r.wall.limit(), ghMemoryFloor)>>10)
+			case kib == 0 || kib<<10 > max(r.wall.limit(), toolMemoryFloor):
+				t.Fatalf("gh ran with an address-space bound of %s KiB, want at most %d", f[0], max(r.wall.limit(), toolMemoryFloor)>>10)
 			}
 		})
 	}

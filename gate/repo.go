@@ -37,6 +37,9 @@ type Options struct {
 	MemoryLimitMiB int
 	// GH is the gh binary for the GitHub methods; "" means "gh" on PATH.
 	GH string
+	// Budget bounds the memory of every closed child at once, across all
+	// checkouts served (budget.go); nil shares this process's default.
+	Budget *MemoryBudget
 }
 
 // Repo is one checkout whose git folder has been found and validated. Every
@@ -48,6 +51,7 @@ type Repo struct {
 	gitDir    string // canonical: .git, or the linked worktree's folder in the main .git
 	commonDir string // canonical: the main repository's .git
 	linked    bool
+	memBudget *MemoryBudget // Options.Budget
 	maxTime   time.Duration
 	home      string
 	ghPath    string      // the gh binary (gh.go)
@@ -113,7 +117,8 @@ func Open(root *fsguard.Root, opts Options) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Repo{root: root, git: gitPath, workTree: root.Path(), maxTime: opts.Timeout, home: opts.Home, ghPath: ghBinary(opts.GH), wall: wall{memory: memoryLimit(opts)}}
+	r := &Repo{root: root, git: gitPath, workTree: root.Path(), maxTime: opts.Timeout, home: opts.Home, ghPath: ghBinary(opts.GH),
+		wall: wall{memory: memoryLimit(opts)}, memBudget: opts.Budget}
 	if err := r.locate(opts.Served); err != nil {
 		return nil, err
 	}

@@ -171,8 +171,13 @@ func (r *Repo) run(ctx context.Context, t trust.Trust, d *decision, c call) (*re
 	out := &bounded{max: c.sub.maxOut, full: cancel}
 	errOut := &bounded{max: maxStderr}
 	cmd.Stdout, cmd.Stderr = out, errOut
+	release, err := r.holdMemory(ctx, t, false) // its share of the closed children's memory (budget.go)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	r.started.Add(1)
-	err := r.start(cmd, t, c.sub) // closed: inside the kernel wall (confine_linux.go)
+	err = r.start(cmd, t, c.sub) // closed: inside the kernel wall (confine_linux.go)
 	if err == nil {
 		err = cmd.Wait()
 	}

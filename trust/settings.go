@@ -11,6 +11,9 @@ type Settings struct {
 	// with the switch off starts (gate.Options.MemoryLimitMiB): 0 means the
 	// default (1 GiB); values below gate's minimum (256) read as it.
 	GitMemoryLimitMiB int `json:"gitMemoryLimitMiB,omitempty"`
+	// GitMemoryTotalMiB bounds the memory of all of them at once
+	// (gate.NewMemoryBudget): 0 means half of this computer's memory.
+	GitMemoryTotalMiB int `json:"gitMemoryTotalMiB,omitempty"`
 	// ClonesDir is where projects.clone puts repositories a device asks
 	// for; "" means DefaultClonesDir under the home folder.
 	ClonesDir string `json:"clonesDir,omitempty"`

@@ -75,7 +75,8 @@ func runDoctor(e *env, args []string) int {
 	for _, p := range store.Problems() {
 		warn("unreadable state file, treated as empty: %v", p)
 	}
-	walls := gate.Walls("", gate.Options{MemoryLimitMiB: store.Settings().GitMemoryLimitMiB})
+	set := store.Settings()
+	walls := gate.Walls("", gate.Options{MemoryLimitMiB: set.GitMemoryLimitMiB})
 	fmt.Fprintf(e.stdout, "kernel wall (Landlock): %s\n", walls.Landlock)
 	if walls.Broken {
 		warn("the kernel claims Landlock but did not enforce it in gatehouse's self-test: every git call of a phone with Full access off is refused")
@@ -83,7 +84,13 @@ func runDoctor(e *env, args []string) int {
 		fmt.Fprintln(e.stdout, "  closed git children run without the kernel wall here; the gates and the git folder's shape check still apply")
 	}
 	fmt.Fprintf(e.stdout, "memory bound: %s\n", walls.Memory)
+	budget := gate.NewMemoryBudget(set.GitMemoryTotalMiB, set.GitMemoryLimitMiB)
+	fmt.Fprintf(e.stdout, "memory of all closed children at once: at most %d MiB (gitMemoryTotalMiB in settings.json; default half of this computer's memory)\n", budget.Total()>>20)
 	fmt.Fprintln(e.stdout, "git folder shape check: before every closed call")
+	fmt.Fprintln(e.stdout, "processes gatehouse starts, and their walls:")
+	for _, p := range gate.Processes(walls, budget) {
+		fmt.Fprintf(e.stdout, "  %s: %s\n", p.What, p.Walls)
+	}
 	if store.FullAccess() {
 		fmt.Fprintln(e.stdout, "Full access for remote devices: on (phones run git as you do, hooks included)")
 	} else {

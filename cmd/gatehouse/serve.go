@@ -88,7 +88,9 @@ func hostOptions(store *trust.Store, paths []string, logger *slog.Logger) (rpc.H
 		return rpc.HostOptions{}, nil, err
 	}
 	home, _ := os.UserHomeDir()
-	targets := rpc.NewTargets(fsguard.Options{Home: home, StateDir: store.Dir()}, gate.Options{MemoryLimitMiB: store.Settings().GitMemoryLimitMiB})
+	set := store.Settings()
+	targets := rpc.NewTargets(fsguard.Options{Home: home, StateDir: store.Dir()}, gate.Options{MemoryLimitMiB: set.GitMemoryLimitMiB,
+		Budget: gate.NewMemoryBudget(set.GitMemoryTotalMiB, set.GitMemoryLimitMiB)}) // one for every checkout served
 	served := map[string]bool{}
 	for _, p := range paths {
 		t, err := targets.Add(p, trust.Served, "")
