@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -60,6 +61,12 @@ func handledFS(abi int) uint64 {
 	}
 	return h
 }
+
+// kernelWallOffForTest leaves Landlock off for every closed child of this
+// process, so the gate's whole test suite runs once more as macOS and
+// kernels without Landlock run it (wall A alone). Only the gate's
+// TestMain sets it, from GATEHOUSE_KERNEL_WALL=off.
+var kernelWallOffForTest atomic.Bool
 
 // confinement is the Linux part of a Repo's wall.
 type confinement struct {
@@ -486,7 +493,7 @@ func (r *Repo) start(cmd *exec.Cmd, t trust.Trust, s sub) error {
 		return st.broken
 	}
 	limit, traced := r.wall.limit(), st.ptrace && !r.wall.untracedForTest
-	if st.abi > 0 && !r.wall.landlockOffForTest {
+	if st.abi > 0 && !r.wall.landlockOffForTest && !kernelWallOffForTest.Load() {
 		in, err := installOf(r.git)
 		if err != nil {
 			return err
@@ -700,7 +707,7 @@ func startTool(cmd *exec.Cmd, r *Repo, t trust.Trust, tool string, writable []st
 	}
 	limit := max(w.limit(), toolMemoryFloor)
 	traced := st.ptrace && !w.untracedForTest
-	if st.abi == 0 || w.landlockOffForTest {
+	if st.abi == 0 || w.landlockOffForTest || kernelWallOffForTest.Load() {
 		return oneShot(cmd, -1, limit, traced)
 	}
 	in, err := installOf(git)

@@ -35,12 +35,7 @@ func wallProbeGH(t *testing.T, outside string) string {
 // wrote outside the checkout. Shown with gh started as before (the
 // switch), then inside the walls.
 func TestGHAndItsGitRunInsideTheWalls(t *testing.T) {
-	if landlock() < 1 {
-		if os.Getenv("GATEHOUSE_LANDLOCK_TESTS") == "1" {
-			t.Fatal("this test needs Landlock")
-		}
-		t.Skip("no Landlock on this kernel")
-	}
+	wallB := landlock() > 0 && !kernelWallIsOff() // else the gate's own options and the memory bound alone are looked at
 	for _, before := range []bool{true, false} {
 		t.Run(map[bool]string{true: "gh started as before", false: "gh inside the walls"}[before], func(t *testing.T) {
 			gittest.Home(t, "")
@@ -75,7 +70,7 @@ func TestGHAndItsGitRunInsideTheWalls(t *testing.T) {
 			}
 			kib, _ := strconv.ParseUint(f[0], 10, 64)
 			switch {
-			case f[1] != "no":
+			case wallB && f[1] != "no":
 				t.Fatal("gh wrote outside the checkout from inside the kernel wall")
 			case gittest.Fired(marker):
 				t.Fatal("gh's git ran a filter from the user's global config")
