@@ -2,6 +2,7 @@ package gate
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"sort"
 	"strings"
@@ -100,10 +101,11 @@ func (r *Repo) head(ctx context.Context, t trust.Trust, d *decision) (string, er
 	return strings.TrimSpace(string(res.stdout)), nil
 }
 
-// Push pushes the current branch: to its upstream, or to origin (else the
-// first remote by name) setting the upstream. Pushes keep the user's own
-// credential helper and SSH agent; with the switch off the transports are
-// pinned (no local path, no file://, no ext::) and no hook runs.
+// Push pushes the current branch, and nothing else: to its upstream, or
+// to origin (else the first remote by name) under its own name, setting the
+// upstream. Pushes keep the user's own credential helper and SSH agent;
+// with the switch off the transports are pinned (no local path, no file://,
+// no ext::) and no hook runs.
 func (r *Repo) Push(ctx context.Context, t trust.Trust) error {
 	unlock, err := r.lock()
 	if err != nil {
@@ -125,21 +127,108 @@ func (r *Repo) push(ctx context.Context, t trust.Trust, d *decision) error {
 	if st.Branch == "" {
 		return ErrDetached
 	}
-	opts := []string{"--porcelain", "--no-recurse-submodules"}
+	dest, err := r.pushDest(ctx, t, d, st)
+	if err != nil {
+		return err
+	}
+	res, err := r.run(ctx, t, d, dest.call(t))
+	return gitFailure(res, err)
+}
+
+// A push sends the one branch a device names, to one ref, because a plain
+// "git push" sends what the repository's config says. Found by a black-box
+// attack: with remote.<name>.mirror or remote.<name>.push set (both on the
+// allowlist), pushing one branch sent every branch and tag, a private branch
+// never pushed before among them. What git push reads, from its source
+// (builtin/push.c, remote.c, transport.c) and Documentation/config/push.adoc
+// and remote.adoc, and how each is kept out:
+//
+//   - remote.<name>.push, push.default, push.autoSetupRemote: used only when
+//     the command line has no refspec (do_push, setup_default_push_refspecs),
+//     or to map one with no colon (refspec_append_mapped). Every push here
+//     names "refs/heads/B:refs/heads/D", with no '+': no mapping, no force.
+//   - remote.<name>.mirror: pushes every ref, forced, whatever the command
+//     line says, and dies on a refspec ("--mirror can't be combined with
+//     refspecs"): forced false for the remote pushed to.
+//   - push.followTags: sends the annotated tags that point into what is
+//     pushed: --no-follow-tags, which parse_options reads after the config.
+//   - push.recurseSubmodules, submodule.recurse: push the submodules' own
+//     commits first: --no-recurse-submodules, likewise.
+//   - push.pushOption: options sent to the server with the push (they can
+//     start its CI or open a merge request); a command-line --push-option
+//     replaces them, an empty value clears the list: forced empty.
+//   - remote.pushDefault, branch.<name>.pushRemote: which remote a push goes
+//     to when none is named. The remote is always named; git itself tells
+//     which one it would take (for-each-ref's %(push:remotename)), so a
+//     triangular workflow still pushes to its fork.
+//   - --tags, --all, --mirror: the command line only, never given.
+//   - remote.<name>.tagOpt: read by fetch alone (remote->fetch_tags).
+//   - push.negotiate: only narrows the pack git sends, never the refs.
+//
+// Not covered: git 2.55 pushes to each remote of a group remotes.<name>
+// named like the remote (push_multiple). The Change gate refuses remotes.*
+// for a phone with the switch off; with it on, the group is the user's own.
+
+// pushDest is where a push goes: one remote, one ref there.
+type pushDest struct {
+	remote      string // as git push takes it: a remote's name, or a network URL
+	src, dst    string // refs/heads/B, and the ref it updates on the remote
+	setUpstream bool   // the branch had no upstream: this push sets it
+}
+
+// pushDest finds where the current branch goes: its upstream on the remote
+// git would push to (under its own name when that is not the upstream's
+// remote), or origin (else the first remote by name) under its own name.
+func (r *Repo) pushDest(ctx context.Context, t trust.Trust, d *decision, st *Status) (pushDest, error) {
+	if !ValidBranch(st.Branch) {
+		return pushDest{}, ErrBadRef
+	}
+	p := pushDest{src: "refs/heads/" + st.Branch, dst: "refs/heads/" + st.Branch}
+	if st.Upstream == "" {
+		remote, err := r.defaultRemote(ctx, t, d)
+		p.remote, p.setUpstream = remote, true
+		return p, err
+	}
+	res, err := r.run(ctx, t, d, call{sub: subForEachRef,
+		opts: []string{"--format=%(refname)%00%(upstream:remotename)%00%(upstream:remoteref)%00%(push:remotename)"}, args: []string{p.src}})
+	if err != nil {
+		return p, err
+	}
+	for line := range strings.SplitSeq(string(res.stdout), "\n") {
+		f := strings.Split(line, "\x00")
+		if len(f) != 4 || f[0] != p.src {
+			continue
+		}
+		upRemote, upRef, pushRemote := f[1], f[2], f[3]
+		p.remote = cmp.Or(pushRemote, upRemote)
+		if p.remote == upRemote && upRef != "" {
+			if b, ok := strings.CutPrefix(upRef, "refs/heads/"); !ok || !ValidBranch(b) {
+				return p, ErrBadRef
+			}
+			p.dst = upRef
+		}
+	}
+	// "=" would end a -c key early; "." is this repository itself.
+	if !isRemoteName(p.remote) && !(isNetworkURL(p.remote) && !strings.Contains(p.remote, "=")) {
+		return p, ErrNoRemote
+	}
+	return p, nil
+}
+
+// call is the push of one ref, with what would widen it switched off (see
+// above).
+func (p pushDest) call(t trust.Trust) call {
+	opts := []string{"--porcelain", "--no-recurse-submodules", "--no-follow-tags"}
 	if t.Closed() {
 		opts = append(opts, "--no-verify")
 	}
-	c := call{sub: subPush, opts: opts}
-	if st.Upstream == "" {
-		remote, err := r.defaultRemote(ctx, t, d)
-		if err != nil {
-			return err
-		}
-		c.opts = append(c.opts, "--set-upstream")
-		c.args = []string{remote, "HEAD"}
+	if p.setUpstream {
+		opts = append(opts, "--set-upstream")
 	}
-	res, err := r.run(ctx, t, d, c)
-	return gitFailure(res, err)
+	return call{sub: subPush, opts: opts, args: []string{p.remote, p.src + ":" + p.dst}, config: []Option{
+		{"remote." + p.remote + ".mirror", "false", "a mirror remote pushes every ref, forced, and refuses a refspec"},
+		{"push.pushOption", "", "an empty value clears the list: no server option the device did not send"},
+	}}
 }
 
 // remotes lists the checkout's remotes by name.
