@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -140,8 +141,8 @@ func (e *ExitError) Unwrap() error { return ErrGitFailed }
 // or anyone's. It pins the repository, rebuilds the environment from an
 // allowlist, adds the forced options (and for a closed gate, the closed
 // ones), puts every argument in its fixed place, bounds the output and the
-// time, and kills the whole process group on expiry. d is the decision made
-// for this operation; for a closed trust it must not be nil.
+// time, and stops the whole process group on expiry (stopGroup). d is the
+// decision made for this operation; for a closed trust it must not be nil.
 func (r *Repo) run(ctx context.Context, t trust.Trust, d *decision, c call) (*result, error) {
 	if t.Closed() && d == nil {
 		return nil, errors.New("gate: closed call without a decision")
@@ -163,8 +164,8 @@ func (r *Repo) run(ctx context.Context, t trust.Trust, d *decision, c call) (*re
 	}
 	cmd.Env = r.environ(t, c.sub)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
+	cmd.Cancel = func() error { return stopGroup(cmd.Process.Pid) }
+	cmd.WaitDelay = stopGrace + 2*time.Second // then exec kills the leader and closes the pipes
 	if c.stdin != nil {
 		cmd.Stdin = c.stdin
 	}
@@ -206,6 +207,37 @@ func (r *Repo) run(ctx context.Context, t trust.Trust, d *decision, c call) (*re
 		return res, &ExitError{Sub: c.sub.name, Code: res.exit, Stderr: string(res.stderr)}
 	}
 	return res, fmt.Errorf("git %s: %w", c.sub.name, err)
+}
+
+// stopGrace is how long a git told to stop has to clean up before SIGKILL.
+const stopGrace = 2 * time.Second
+
+// killAtOnceForTest stops a git the old way, SIGKILL to the whole group at
+// once, so a test can show the lock file that leaves behind. Only this
+// package's tests set it.
+var killAtOnceForTest atomic.Bool
+
+// stopGroup stops the process group a git call leads, at its deadline or
+// when its output is full, so that git cleans up after itself. git deletes
+// its lock files (index.lock, a ref's .lock) and temporary files from a
+// handler for SIGTERM, SIGINT, SIGHUP, SIGQUIT and SIGPIPE (tempfile.c's
+// sigchain_push_common; each process its own files), and nothing can for
+// SIGKILL: a change killed outright left .git/index.lock, and every later
+// change, the user's own git add too, failed until someone deleted it. So
+// every process of the group gets SIGTERM (a child git, such as the
+// checkout worktree add starts, holds locks of its own), and what is left
+// stopGrace later gets SIGKILL: a hook or filter that ignores SIGTERM, or a
+// git the signal met before it ran (still stopped at its exec for the memory
+// bound, where the detach may drop it). The group's id stays reserved
+// while any member is left, even a zombie, so that SIGKILL reaches this
+// group or nothing (ESRCH), unless the kernel gave the id out again within
+// stopGrace of the group emptying, which takes wrapping the whole pid space.
+func stopGroup(pgid int) error {
+	if killAtOnceForTest.Load() {
+		return syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	time.AfterFunc(stopGrace, func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+	return syscall.Kill(-pgid, syscall.SIGTERM)
 }
 
 // argv builds the command line: global options, -c options, the
