@@ -1,14 +1,17 @@
 package gate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/trust"
 )
 
@@ -174,10 +177,31 @@ func (r *Repo) MergeWorktree(ctx context.Context, t trust.Trust, main *Repo) err
 	return gitFailure(res, err)
 }
 
+// Refusals of worktree removal.
+var (
+	// ErrBranchNotMerged: the branch to delete with the worktree has
+	// commits git branch -d would not let go of. Nothing was removed.
+	ErrBranchNotMerged = refusal.New(refusal.Conflict, "branch not merged",
+		"This worktree's branch has commits that are not merged, so nothing was removed. Merge the worktree first, or remove it and keep its branch.")
+	// ErrBranchKept: the worktree is removed, its branch is not.
+	ErrBranchKept = refusal.New(refusal.Refused, "worktree removed, branch kept",
+		"The worktree was removed, but its branch was kept. Delete the branch on the computer if it is no longer needed.")
+)
+
+// mergedCheckOffForTest skips the check that the branch is merged before
+// anything is removed, so a test can show what removing first did. Only
+// this package's tests set it.
+var mergedCheckOffForTest atomic.Bool
+
 // RemoveWorktree removes the linked worktree wt of this main checkout, and
-// its branch when deleteBranch is set (only if merged). A worktree with
-// changes is refused. worktree remove runs a status inside wt, so with the
-// switch off wt passes the Change gate first.
+// its branch when deleteBranch is set. Everything that can refuse is asked
+// before anything is removed: a worktree with changes is refused, and so,
+// with deleteBranch, is a branch git branch -d would keep. A worktree whose
+// folder is already gone (a removal cut short, or the folder deleted on the
+// computer) is removed from git's records, so a retry finishes the job.
+// ErrBranchKept means the worktree is gone and its branch is not: the caller
+// stops serving the worktree then too. worktree remove runs a status inside
+// wt, so with the switch off wt passes the Change gate first.
 func (r *Repo) RemoveWorktree(ctx context.Context, t trust.Trust, wt *Repo, deleteBranch bool) error {
 	if r.linked || !wt.linked || wt.commonDir != r.commonDir {
 		return ErrNotWorktree
@@ -192,32 +216,108 @@ func (r *Repo) RemoveWorktree(ctx context.Context, t trust.Trust, wt *Repo, dele
 		return err
 	}
 	defer unlockWT()
-	wd, err := wt.decide(ctx, t, changeGate, "remove a worktree")
-	if err != nil {
-		return err
-	}
 	d, err := r.decide(ctx, t, changeGate, "remove a worktree")
 	if err != nil {
 		return err
 	}
-	st, err := wt.status(ctx, t, wd)
+	branch, recorded, err := r.worktreeBranch(ctx, t, d, wt)
 	if err != nil {
 		return err
 	}
-	if len(st.Files) > 0 {
-		return ErrDirty
-	}
-	if res, err := r.run(ctx, t, d, call{sub: subWorktree, config: noHooks, opts: []string{"remove", wt.workTree}}); err != nil {
-		return gitFailure(res, err)
-	}
-	if deleteBranch && st.Branch != "" && ValidBranch(st.Branch) {
-		if _, err := r.run(ctx, t, d, call{sub: subBranch, opts: []string{"-d", "-q"}, args: []string{st.Branch}}); err != nil {
-			var ee *ExitError
-			if errors.As(err, &ee) && strings.Contains(ee.Stderr, "not fully merged") {
-				return errors.Join(ErrGitFailed, err)
-			}
+	if deleteBranch && branch != "" && !mergedCheckOffForTest.Load() {
+		if err := r.refuseUnmerged(ctx, t, d, branch); err != nil {
 			return err
 		}
+	}
+	if recorded {
+		if res, err := r.run(ctx, t, d, call{sub: subWorktree, config: noHooks, opts: []string{"remove", wt.workTree}}); err != nil {
+			return gitFailure(res, err)
+		}
+	}
+	if !deleteBranch || branch == "" && recorded { // detached: no branch to delete
+		return nil
+	}
+	if branch == "" {
+		return refusal.Errorf(ErrBranchKept, "The worktree was already removed on the computer, so gatehouse could not tell its branch; no branch was deleted.")
+	}
+	if _, err := r.run(ctx, t, d, call{sub: subBranch, opts: []string{"-d", "-q"}, args: []string{branch}}); err != nil {
+		return errors.Join(refusal.Errorf(ErrBranchKept,
+			"The worktree was removed, but its branch %s was kept: git would not delete it. Delete it on the computer if it is no longer needed.", branch), err)
+	}
+	return nil
+}
+
+// worktreeBranch is the branch checked out in wt ("" when detached), and
+// whether git still records wt. A worktree whose folder is there must be
+// clean: it is asked through its own status (the Change gate first). One
+// whose folder is gone is asked of git here, in the main checkout
+// (worktrees/<id>/HEAD), while git still records it.
+func (r *Repo) worktreeBranch(ctx context.Context, t trust.Trust, d *decision, wt *Repo) (string, bool, error) {
+	_, err := os.Lstat(wt.gitDir)
+	recorded := err == nil
+	if _, err := os.Lstat(filepath.Join(wt.workTree, ".git")); err == nil {
+		wd, err := wt.decide(ctx, t, changeGate, "remove a worktree")
+		if err != nil {
+			return "", recorded, err
+		}
+		st, err := wt.status(ctx, t, wd)
+		if err != nil {
+			return "", recorded, err
+		}
+		if len(st.Files) > 0 {
+			return "", recorded, ErrDirty
+		}
+		return validOr(st.Branch), recorded, nil
+	}
+	if !recorded {
+		return "", false, nil
+	}
+	res, err := r.run(ctx, t, d, call{sub: subRevParse, opts: []string{"--symbolic-full-name"},
+		args: []string{"worktrees/" + filepath.Base(wt.gitDir) + "/HEAD"}})
+	if err != nil {
+		return "", true, err
+	}
+	name, _ := strings.CutPrefix(strings.TrimSpace(string(res.stdout)), "refs/heads/")
+	return validOr(name), true, nil
+}
+
+// validOr is name when it is a valid branch name, else "".
+func validOr(name string) string {
+	if !ValidBranch(name) {
+		return ""
+	}
+	return name
+}
+
+// refuseUnmerged refuses, naming the count, a branch with commits git branch
+// -d would not let go of: commits not in its upstream, or, with no upstream
+// (or one that is gone), not in this checkout's HEAD (builtin/branch.c,
+// branch_merged).
+func (r *Repo) refuseUnmerged(ctx context.Context, t trust.Trust, d *decision, branch string) error {
+	ref := "refs/heads/" + branch
+	into, shown := "HEAD", cmp.Or(r.HeadBranch(), "the main checkout's branch")
+	res, err := r.run(ctx, t, d, call{sub: subForEachRef, opts: []string{"--format=%(refname)%00%(upstream)"}, args: []string{ref}})
+	if err != nil {
+		return err
+	}
+	for line := range strings.SplitSeq(string(res.stdout), "\n") {
+		if name, up, _ := strings.Cut(line, "\x00"); name == ref && strings.HasPrefix(up, "refs/") {
+			ok, err := r.run(ctx, t, d, call{sub: subRevParse, opts: []string{"--verify", "-q"}, args: []string{up + "^{commit}"}, okExit: []int{1}})
+			if err != nil {
+				return err
+			}
+			if ok.exit == 0 {
+				into, shown = up, strings.TrimPrefix(strings.TrimPrefix(up, "refs/remotes/"), "refs/heads/")
+			}
+		}
+	}
+	res, err = r.run(ctx, t, d, call{sub: subRevList, opts: []string{"--count"}, args: []string{into + ".." + ref}})
+	if err != nil {
+		return err
+	}
+	if n, _ := strconv.Atoi(strings.TrimSpace(string(res.stdout))); n > 0 {
+		return refusal.Errorf(ErrBranchNotMerged,
+			"The branch %s has %d commit(s) not merged into %s, so nothing was removed. Merge the worktree first, or remove it and keep its branch.", branch, n, shown)
 	}
 	return nil
 }

@@ -69,7 +69,7 @@ func registerWorktrees(r *rpc.Registry) error {
 				return struct{}{}, repo.MergeWorktree(ctx, c.Trust, main)
 			}),
 		rpc.Register(r, rpc.Method{Name: "worktree.remove", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 60 * time.Second,
-			Params: "{target, deleteBranch?, sendId?} -> {}"},
+			Params: "{target, deleteBranch?, sendId?} -> {} (deleteBranch: refused before anything is removed when the branch has commits that are not merged; a retry finishes a removal cut short)"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target       string `json:"target"`
 				DeleteBranch bool   `json:"deleteBranch,omitempty"`
@@ -79,10 +79,15 @@ func registerWorktrees(r *rpc.Registry) error {
 				if err != nil {
 					return nil, err
 				}
-				if err := main.RemoveWorktree(ctx, c.Trust, repo, p.DeleteBranch); err != nil {
+				err = main.RemoveWorktree(ctx, c.Trust, repo, p.DeleteBranch)
+				if err == nil || errors.Is(err, gate.ErrBranchKept) {
+					// Gone from the computer: served no longer, or every
+					// device would keep a project that only errors.
+					c.Host().RemoveWorktree(t.ID)
+				}
+				if err != nil {
 					return nil, err
 				}
-				c.Host().RemoveWorktree(t.ID)
 				return struct{}{}, nil
 			}),
 	)
