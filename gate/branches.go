@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -104,11 +105,33 @@ type Log struct {
 // MaxLog bounds a page of history.
 const MaxLog = 200
 
-// logFormat is a history line: id, subject, author and date. Git cuts the
-// subject and the author's name to a bound (%<(N,trunc), padding them with
-// spaces, which are trimmed), so one commit with a message of megabytes
-// cannot fill the output bound and empty the page.
-const logFormat = "--format=%H%x1f%<(300,trunc)%s%x1f%<(100,trunc)%an%x1f%aI"
+// logFormat is a history record: id, subject, author and date, each field
+// ended by a NUL (-z ends the record's last one). A commit's author wrote
+// its subject and name, and either may hold any byte but NUL (git ends a
+// commit's text at its first NUL), so NUL is the one separator they cannot
+// forge: a unit separator or a newline in a subject stays in the subject.
+// Git cuts the subject and the author's name to a bound (%<(N,trunc),
+// padding them with spaces, which are trimmed), so one commit with a
+// message of megabytes cannot fill the output bound and empty the page.
+// The bytes are UTF-8 whatever the repository's i18n.logOutputEncoding or
+// i18n.commitEncoding says: everyone in forced.go pins the output encoding.
+const logFormat = "--format=%H%x00%<(300,trunc)%s%x00%<(100,trunc)%an%x00%aI"
+
+// logFields is the number of fields of a logFormat record.
+const logFields = 4
+
+// errHistoryOutput is history git printed that gatehouse cannot read: a
+// record whose id is not an object id, or fields that do not make whole
+// records. Nothing of such output is shown or handed to git again; the
+// device reads ErrGitFailed's sentence.
+var errHistoryOutput = fmt.Errorf("gate: git printed history gatehouse cannot read: %w", ErrGitFailed)
+
+// fullOID reports whether s is a whole object id as git prints one: 40 hex
+// digits (SHA-1) or 64 (SHA-256). An id parsed from git's output passes it
+// before it reaches a device as a commit id or git as an argument.
+func fullOID(s string) bool {
+	return (len(s) == 40 || len(s) == 64) && ValidOID(s)
+}
 
 // LogOptions pick a page of history.
 type LogOptions struct {
@@ -157,17 +180,32 @@ func (r *Repo) Log(ctx context.Context, t trust.Trust, o LogOptions) (*Log, erro
 		}
 		return nil, err
 	}
+	return parseLog(res.stdout, res.truncated, limit)
+}
+
+// parseLog reads logFormat records: up to limit commits, and Next when git
+// printed one more (or stopped at its output bound after a whole record).
+// Every id is checked before it is used; a record that does not read is an
+// error, never a commit silently left out.
+func parseLog(out []byte, truncated bool, limit int) (*Log, error) {
+	fields := strings.Split(string(out), "\x00")
+	fields = fields[:len(fields)-1] // what follows the last NUL: "" or a cut field
+	if len(fields)%logFields != 0 && !truncated {
+		return nil, fmt.Errorf("%w: %d fields", errHistoryOutput, len(fields))
+	}
 	l := &Log{Commits: []CommitInfo{}}
-	for rec := range bytes.SplitSeq(res.stdout, []byte{0}) {
-		f := strings.Split(strings.TrimPrefix(string(rec), "\n"), "\x1f")
-		if len(f) != 4 {
-			continue
+	for i := 0; i+logFields <= len(fields); i += logFields {
+		f := fields[i : i+logFields]
+		oid := strings.TrimPrefix(f[0], "\n")
+		if !fullOID(oid) {
+			return nil, fmt.Errorf("%w: record %d has the id %q", errHistoryOutput, i/logFields, clipUTF8(oid, 80))
 		}
-		if len(l.Commits) == limit {
-			l.Next = f[0]
+		last := i+2*logFields > len(fields) // no whole record after this one
+		if len(l.Commits) == limit || truncated && last && len(l.Commits) > 0 {
+			l.Next = oid
 			break
 		}
-		l.Commits = append(l.Commits, CommitInfo{OID: f[0], Subject: strings.TrimRight(f[1], " "), Author: strings.TrimRight(f[2], " "), Date: f[3]})
+		l.Commits = append(l.Commits, CommitInfo{OID: oid, Subject: strings.TrimRight(f[1], " "), Author: strings.TrimRight(f[2], " "), Date: f[3]})
 	}
 	return l, nil
 }
@@ -256,10 +294,15 @@ func (r *Repo) Show(ctx context.Context, t trust.Trust, g trust.Grant, oid, path
 	head, patch, _ := bytes.Cut(res.stdout, []byte("\x1f\n"))
 	patch = bytes.TrimPrefix(patch, []byte("\n"))
 	f := strings.Split(string(head), "\x1f")
-	if len(f) != 3 {
-		return nil, ErrUnknownRef
+	if len(f) != 3 || !fullOID(f[0]) {
+		return nil, ErrUnknownRef // not a commit: a tag's or a blob's text comes first
 	}
 	s := &Shown{Commit: CommitInfo{OID: f[0], Date: f[1]}, Parents: strings.Fields(f[2])}
+	for _, p := range s.Parents {
+		if !fullOID(p) {
+			return nil, fmt.Errorf("%w: a parent %q", errHistoryOutput, clipUTF8(p, 80))
+		}
+	}
 	s.Combined = len(s.Parents) > 1
 	msg, err := r.run(ctx, t, d, call{sub: subLog, opts: []string{"-n1", messageFormat}, args: []string{s.Commit.OID}})
 	if err != nil {

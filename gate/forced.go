@@ -16,6 +16,8 @@ var everyone = []Option{
 	{"core.quotePath", "true", "names with unusual bytes are always quoted the one way the diff parser expects"},
 	{"diff.noprefix", "false", "diff headers always carry a/ and b/, so the secret filter reads the right names (seed Round 10)"},
 	{"diff.mnemonicPrefix", "false", "the same: no i/, w/, c/ prefixes instead of a/ and b/"},
+	{"i18n.logOutputEncoding", "UTF-8", "log and show convert their whole formatted output to this encoding (and to i18n.commitEncoding when it is unset): UTF-16 there puts a NUL after every byte of the history parser's ids and separators, and emptied the history"},
+	{"log.follow", "false", "a file's history is the commits that changed that path, as Log says; log.follow=true would turn on --follow and guess renames through the whole history"},
 }
 
 // closedAll is forced on every call for a closed gate (a phone with the

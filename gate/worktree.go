@@ -17,6 +17,9 @@ import (
 
 // Worktrees gatehouse makes live beside their checkout, never inside it and
 // never in gatehouse's own state folder: <parent>/<name>.worktrees/<branch>.
+// That folder is never another checkout: a clone never takes a name ending
+// in .worktrees (rpc/methods/clone.go), and CreateWorktree refuses one that
+// is there already.
 
 // NewWorktree is a linked worktree gatehouse made.
 type NewWorktree struct {
@@ -49,7 +52,13 @@ func (r *Repo) CreateWorktree(ctx context.Context, t trust.Trust, branch string)
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(filepath.Dir(r.workTree), filepath.Base(r.workTree)+".worktrees", strings.ReplaceAll(branch, "/", "-"))
+	folder := filepath.Join(filepath.Dir(r.workTree), filepath.Base(r.workTree)+".worktrees")
+	if _, err := os.Lstat(filepath.Join(folder, ".git")); err == nil {
+		return nil, refusal.Errorf(ErrWorktreesFolderTaken,
+			"The folder %s.worktrees beside this checkout, where gatehouse puts its worktrees, is another checkout, so gatehouse won't put a worktree inside it. Rename that folder on the computer.",
+			filepath.Base(r.workTree))
+	}
+	dir := filepath.Join(folder, strings.ReplaceAll(branch, "/", "-"))
 	if _, err := os.Lstat(dir); err == nil {
 		return nil, ErrExists
 	}
@@ -177,8 +186,14 @@ func (r *Repo) MergeWorktree(ctx context.Context, t trust.Trust, main *Repo) err
 	return gitFailure(res, err)
 }
 
-// Refusals of worktree removal.
+// Refusals of worktrees.
 var (
+	// ErrWorktreesFolderTaken: the folder beside a checkout where its
+	// worktrees go is another checkout (a clone named app.worktrees, made
+	// before clones were kept from that name), and a worktree made there
+	// would be a checkout inside a served one.
+	ErrWorktreesFolderTaken = refusal.New(refusal.Conflict, "worktrees folder taken",
+		"The folder beside this checkout where gatehouse puts its worktrees is another checkout. Rename that folder on the computer.")
 	// ErrBranchNotMerged: the branch to delete with the worktree has
 	// commits git branch -d would not let go of. Nothing was removed.
 	ErrBranchNotMerged = refusal.New(refusal.Conflict, "branch not merged",

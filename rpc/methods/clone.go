@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gatehouse/gatehouse/gate"
@@ -24,7 +26,24 @@ var (
 		"This computer has no folder set for clones.")
 	errTooManyClones = refusal.New(refusal.Busy, "too many clones",
 		"Several clones are already running. Wait for one to finish.")
+	errWorktreesName = refusal.New(refusal.Refused, "clone named like a worktrees folder",
+		"A checkout's worktrees live in the folder NAME.worktrees beside it, so gatehouse won't clone a repository whose name ends in .worktrees. Clone it on the computer, into a folder of another name.")
 )
+
+// worktreesNameCheckOffForTest lets a clone take a name ending in
+// .worktrees, so a test can show where it landed. Only tests set it.
+var worktreesNameCheckOffForTest atomic.Bool
+
+// worktreesName reports whether a clone's folder called name (or name-2 …,
+// which cannot end so) could be the folder where gatehouse keeps the
+// worktrees of a checkout beside it, "<checkout>.worktrees"
+// (gate.CreateWorktree): found by a black-box attack, a clone of
+// owner/app.worktrees beside a clone of owner/app took app's worktrees
+// folder, a served checkout that app's next worktree would land in. Case is
+// folded: on macOS App.Worktrees is the same folder.
+func worktreesName(name string) bool {
+	return strings.HasSuffix(strings.ToLower(name), ".worktrees")
+}
 
 // maxClonesRunning bounds the clones running at once on this host, and
 // maxCloneJobs the finished ones remembered for their status.
@@ -101,7 +120,7 @@ func registerClone(r *rpc.Registry) error {
 	cs := &clones{}
 	return errors.Join(
 		rpc.Register(r, rpc.Method{Name: "projects.clone", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Switch: "clone repositories", Wait: 30 * time.Second,
-			Params: "{repo: owner/name, sendId?} -> {id, repo, state} (clones in the background into the clones folder, then serves it; projects.cloneStatus tells how it went)"},
+			Params: "{repo: owner/name, sendId?} -> {id, repo, state} (clones in the background into the clones folder, then serves it; projects.cloneStatus tells how it went; a name ending in .worktrees is refused: that folder holds a checkout's worktrees)"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Repo   string `json:"repo"`
 				SendID string `json:"sendId,omitempty"`
@@ -113,6 +132,9 @@ func registerClone(r *rpc.Registry) error {
 				h := c.Host()
 				if h.ClonesDir() == "" {
 					return nil, errClonesOff
+				}
+				if worktreesName(repo.Name) && !worktreesNameCheckOffForTest.Load() {
+					return nil, errWorktreesName
 				}
 				folder, err := gate.ClaimCloneFolder(h.ClonesDir(), repo)
 				if err != nil {
