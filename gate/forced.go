@@ -44,6 +44,13 @@ var closedAll = []Option{
 	{"push.gpgSign", "false", "the same, for signed pushes"},
 	{"log.showSignature", "false", "showing a signature runs gpg.program or gpg.ssh.program"},
 	{"log.mailmap", "false", "log would read .mailmap and mailmap.file: a FIFO there hangs it, and mailmap.file names any file"},
+	// Rename detection ends in an exhaustive search over every unpaired
+	// source and destination, O(N²) in the files: git skips it when N
+	// passes the limit, and a limit of 0 means no limit, which a hostile
+	// repository sets to spend a diff's whole deadline.
+	{"diff.renameLimit", "1000", "git's own default: diff, show and log skip the exhaustive rename search past 1000 files (a repository's 0 would be unlimited)"},
+	{"status.renameLimit", "1000", "status and commit read it over diff.renameLimit (which they ignore once it is set), so it gets the same bound"},
+	{"merge.renameLimit", "7000", "a merge (pull, a worktree's merge) reads it over diff.renameLimit; 7000 is git's own default when neither is set"},
 	// The memory bound (confine.go) holds every closed git child under
 	// RLIMIT_AS, 256 MiB at the least; these keep git's own caches well
 	// inside the smallest bound, so a big repository still works under it.
