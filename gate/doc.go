@@ -32,7 +32,9 @@
 //
 // Known limits: the user's own global and system config are trusted (a
 // global filter or credential helper runs as the user chose). git before
-// 2.44 has no GIT_NO_LAZY_FETCH; a partial clone is refused instead. A
-// device node or FIFO named .gitignore or .gitattributes can stall git
-// until the operation's deadline kills it.
+// 2.44 has no GIT_NO_LAZY_FETCH; a partial clone is refused instead. git
+// opens a work tree's .gitignore and .gitattributes itself: a FIFO there
+// stalls it until the runner sees the wait (within a second where /proc
+// names it, at the deadline elsewhere), a device there is read until the
+// deadline or the memory bound; the refusal names the file (failures.go).
 package gate

@@ -179,8 +179,11 @@ func (r *Repo) run(ctx context.Context, t trust.Trust, d *decision, c call) (*re
 	defer release()
 	r.started.Add(1)
 	err = r.start(cmd, t, c.sub) // closed: inside the kernel wall (confine_linux.go)
+	waitedOnFIFO := false
 	if err == nil {
+		watch := watchFIFO(cmd.Process.Pid, cancel) // a FIFO git opens stops it early (failures.go)
 		err = cmd.Wait()
+		waitedOnFIFO = watch.end() && err != nil
 	}
 	res := &result{stdout: out.buf.Bytes(), stderr: errOut.buf.Bytes(), truncated: out.over}
 	if cmd.ProcessState != nil {
@@ -189,8 +192,8 @@ func (r *Repo) run(ctx context.Context, t trust.Trust, d *decision, c call) (*re
 	switch {
 	case res.truncated:
 		return res, nil
-	case ctx.Err() == context.DeadlineExceeded:
-		return res, fmt.Errorf("git %s: %w", c.sub.name, ErrTimeout)
+	case waitedOnFIFO || ctx.Err() == context.DeadlineExceeded:
+		return res, r.whyStopped(fmt.Errorf("git %s: %w", c.sub.name, ErrTimeout), waitedOnFIFO)
 	case err == nil:
 		return res, nil
 	}
@@ -202,7 +205,7 @@ func (r *Repo) run(ctx context.Context, t trust.Trust, d *decision, c call) (*re
 			}
 		}
 		if t.Closed() && ctx.Err() == nil && outOfMemory(ee, res.stderr) { // ctx: not our own kill
-			return res, refuseMemory(c.sub, r.wall.limit(), res)
+			return res, r.whyStopped(refuseMemory(c.sub, r.wall.limit(), res), false)
 		}
 		return res, &ExitError{Sub: c.sub.name, Code: res.exit, Stderr: string(res.stderr)}
 	}
