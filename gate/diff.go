@@ -30,6 +30,11 @@ type Diff struct {
 	// grant, hard-linked files for every device, and sections whose names
 	// could not be read.
 	HiddenSecrets int `json:"hiddenSecrets,omitempty"`
+	// HiddenFiltered counts the work-tree changes left out because the
+	// file goes through a filter driver (Git LFS) that a closed call
+	// switches off: git would compare the smudged file with the clean
+	// pointer and show a change that is not there (filtered.go).
+	HiddenFiltered int `json:"hiddenFiltered,omitempty"`
 	// Hash is the SHA-256 (hex) of Diff, for a whole diff of one named
 	// path: a device sends it back with git.stageHunks so the host knows
 	// the hunks it names are the ones it saw.
@@ -95,6 +100,15 @@ func diffHash(text string) string {
 // the part git wrote is (the previews of untracked files follow it), so
 // StageHunks cuts hunks only from git's own output.
 func (r *Repo) diff(ctx context.Context, t trust.Trust, d *decision, v viewer, path string, staged bool) (*Diff, int, error) {
+	if path != "" && !staged {
+		f, err := r.filtered(ctx, t, d, []string{path})
+		if err != nil {
+			return nil, 0, err
+		}
+		if driver, ok := f[path]; ok {
+			return nil, 0, refuseFiltered(path, driver, "show the changes of")
+		}
+	}
 	opts := []string{"--find-renames"} // the rest is subDiff's flags
 	if staged {
 		opts = append(opts, "--cached")
@@ -128,12 +142,52 @@ func (r *Repo) diff(ctx context.Context, t trust.Trust, d *decision, v viewer, p
 		return nil, 0, listErr
 	}
 	out := &Diff{Truncated: res.truncated}
+	patch := res.stdout
+	if !staged {
+		if patch, out.HiddenFiltered, err = r.dropFiltered(ctx, t, d, patch); err != nil {
+			return nil, 0, err
+		}
+	}
 	var buf bytes.Buffer
-	out.HiddenSecrets = r.filterPatch(&buf, res.stdout, v, true) + previewHidden
+	out.HiddenSecrets = r.filterPatch(&buf, patch, v, true) + previewHidden
 	gitLen := buf.Len()
 	buf.Write(previews.Bytes())
 	out.Diff, out.Truncated = cut(buf.Bytes(), out.Truncated)
 	return out, gitLen, nil
+}
+
+// dropFiltered leaves out of a work-tree patch the sections of files that go
+// through a switched-off filter driver (filtered), and counts them.
+func (r *Repo) dropFiltered(ctx context.Context, t trust.Trust, d *decision, patch []byte) ([]byte, int, error) {
+	if !t.Closed() || len(d.defined["filter"]) == 0 || r.filteredOffForTest {
+		return patch, 0, nil
+	}
+	head, secs := splitPatch(patch)
+	var names []string
+	seen := map[string]bool{}
+	for _, s := range secs {
+		for _, n := range s.names {
+			if !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+	}
+	f, err := r.filtered(ctx, t, d, names)
+	if err != nil || len(f) == 0 {
+		return patch, 0, err
+	}
+	var out bytes.Buffer // never head's array: it is patch's, still being read
+	out.Write(head)
+	n := 0
+	for _, s := range secs {
+		if slices.ContainsFunc(s.names, func(name string) bool { _, ok := f[name]; return ok }) {
+			n++
+			continue
+		}
+		out.Write(s.text)
+	}
+	return out.Bytes(), n, nil
 }
 
 // untracked lists untracked files (honouring .gitignore), for previews.

@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/gatehouse/gatehouse/fsguard"
 	"github.com/gatehouse/gatehouse/trust"
@@ -63,7 +64,10 @@ func (r *Repo) Discard(ctx context.Context, t trust.Trust, o DiscardOptions) (*S
 		return nil, err
 	}
 	v := viewer{t, o.Grant}
-	var tracked, untracked []string
+	var (
+		tracked   [][]string // a path, and a rename's old path
+		untracked []string
+	)
 	for _, f := range pick(st.Files, keep, false) {
 		switch {
 		case f.Submodule:
@@ -79,13 +83,17 @@ func (r *Repo) Discard(ctx context.Context, t trust.Trust, o DiscardOptions) (*S
 		case f.Index == "?":
 			untracked = append(untracked, f.Path)
 		default:
-			tracked = append(tracked, f.Path)
+			e := []string{f.Path}
 			if f.OrigPath != "" {
-				tracked = append(tracked, f.OrigPath)
+				e = append(e, f.OrigPath)
 			}
+			tracked = append(tracked, e)
 		}
 	}
-	if err := r.restore(ctx, t, d, st.Head != "", tracked); err != nil {
+	if tracked, err = r.withoutFilteredEntries(ctx, t, d, tracked, o.SkipFolders, res); err != nil {
+		return nil, err
+	}
+	if err := r.restore(ctx, t, d, st.Head != "", slices.Concat(tracked...)); err != nil {
 		return nil, err
 	}
 	for _, p := range untracked {
@@ -93,8 +101,33 @@ func (r *Repo) Discard(ctx context.Context, t trust.Trust, o DiscardOptions) (*S
 			return nil, err
 		}
 	}
-	res.Count = len(tracked) + len(untracked)
+	res.Count = len(slices.Concat(tracked...)) + len(untracked)
 	return res, nil
+}
+
+// withoutFilteredEntries takes out of tracked (entries of one or two paths,
+// as Discard lists them) those that go through a switched-off filter driver
+// (filtered.go): restoring one would write its clean bytes (an LFS
+// pointer) over the file. Named, the first refuses the call; with
+// skipFolders, each entry, a rename's both names, is left out and counted.
+func (r *Repo) withoutFilteredEntries(ctx context.Context, t trust.Trust, d *decision, tracked [][]string, skip bool, res *StageResult) ([][]string, error) {
+	f, err := r.filtered(ctx, t, d, slices.Concat(tracked...))
+	if err != nil || len(f) == 0 {
+		return tracked, err
+	}
+	var keep [][]string
+	for _, e := range tracked {
+		i := slices.IndexFunc(e, func(p string) bool { _, ok := f[p]; return ok })
+		switch {
+		case i < 0:
+			keep = append(keep, e)
+		case !skip:
+			return nil, refuseFiltered(e[i], f[e[i]], "discard the changes of")
+		default:
+			res.Skipped++
+		}
+	}
+	return keep, nil
 }
 
 // secretEntry names the secret path of a status entry (its path, or a

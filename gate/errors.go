@@ -26,6 +26,8 @@ var (
 		"A file is hard-linked elsewhere, so gatehouse won't stage it from your phone.")
 	ErrSecret = refusal.New(refusal.Refused, "secret path",
 		"This file may hold secrets. Give this phone Full access on the computer to see it.")
+	ErrFiltered = refusal.New(refusal.Refused, "filtered path",
+		"This file goes through a Git filter (Git LFS, for one) that gatehouse does not run for a phone. Do this on the computer.")
 	ErrBadRef = refusal.New(refusal.BadParams, "invalid ref name",
 		"This is not a valid branch name.")
 	ErrBadOID = refusal.New(refusal.BadParams, "invalid object id",

@@ -75,6 +75,10 @@ type Repo struct {
 	// as gatehouse did before, so a test shows a driver from the user's
 	// global config running for a closed call where the kernel wall is off.
 	userConfigOffForTest bool
+	// filteredOffForTest reads and writes files that go through a
+	// switched-off filter as gatehouse did before filtered.go, so a test
+	// can show what that gave.
+	filteredOffForTest bool
 	// toolOutsideWallsForTest starts gh as gatehouse did before, with a
 	// plain start, so a test shows gh (and the git it runs) outside both
 	// walls.

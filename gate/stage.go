@@ -26,8 +26,9 @@ type StageOptions struct {
 	Unstage bool
 }
 
-// StageResult counts what was staged and what was left out (submodules, and
-// secret files below full).
+// StageResult counts what was staged and what was left out (submodules,
+// secret files below full, and files that go through a filter driver a
+// closed call switches off).
 type StageResult struct {
 	Count   int `json:"count"`
 	Skipped int `json:"skipped,omitempty"`
@@ -168,6 +169,10 @@ func (r *Repo) stage(ctx context.Context, t trust.Trust, d *decision, v viewer, 
 	if len(list) > MaxStageAll {
 		return nil, ErrTooManyPaths
 	}
+	list, err := r.withoutFiltered(ctx, t, d, list, picked, all, "stage", res)
+	if err != nil {
+		return nil, err
+	}
 	if len(list) == 0 {
 		return res, nil
 	}
@@ -181,6 +186,43 @@ func (r *Repo) stage(ctx context.Context, t trust.Trust, d *decision, v viewer, 
 	}
 	res.Count = len(list)
 	return res, nil
+}
+
+// withoutFiltered takes out of list the files that go through a
+// switched-off filter driver (filtered.go): staging one would store its
+// smudged bytes (an LFS file's content) where git stores the clean ones
+// (its pointer). Named, the first refuses the call; with all, each is left
+// out and counted in res. A deletion needs no filter and stays.
+func (r *Repo) withoutFiltered(ctx context.Context, t trust.Trust, d *decision, list []string, picked []FileStatus, all bool, verb string, res *StageResult) ([]string, error) {
+	deleted := map[string]bool{}
+	for _, f := range picked {
+		if f.Worktree == "D" {
+			deleted[f.Path] = true
+		}
+	}
+	var ask []string
+	for _, p := range list {
+		if !deleted[p] {
+			ask = append(ask, p)
+		}
+	}
+	f, err := r.filtered(ctx, t, d, ask)
+	if err != nil || len(f) == 0 {
+		return list, err
+	}
+	var keep []string
+	for _, p := range list {
+		driver, ok := f[p]
+		switch {
+		case !ok:
+			keep = append(keep, p)
+		case !all:
+			return nil, refuseFiltered(p, driver, verb)
+		default:
+			res.Skipped++
+		}
+	}
+	return keep, nil
 }
 
 func (r *Repo) unstage(ctx context.Context, t trust.Trust, d *decision, st *Status, picked []FileStatus) (*StageResult, error) {

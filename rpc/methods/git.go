@@ -96,7 +96,7 @@ func registerGit(r *rpc.Registry) error {
 				return repo.Log(ctx, c.Trust, gate.LogOptions{Limit: p.Limit, Before: p.Before, Path: p.Path})
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.diff", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 20 * time.Second,
-			Params: "{target, path?, staged?} -> {diff, truncated, hiddenSecrets?, hash?} (hash: of a one-path diff, for git.stageHunks)"},
+			Params: "{target, path?, staged?} -> {diff, truncated, hiddenSecrets?, hiddenFiltered?, hash?} (hash: of a one-path diff, for git.stageHunks; hiddenFiltered: changes to files that go through a Git filter, such as LFS, which a phone's git does not run)"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
 				Path   string `json:"path,omitempty"`

@@ -179,6 +179,7 @@ export async function diffView(p, f, staged) {
   show(h('div', { class: 'row' }, h('h2', { class: 'grow' }, staged ? 'Staged changes' : 'Changes'),
     h('label', { for: 'wrap', class: 'inline' }, wrapToggle, ' Wrap lines')),
     res.hiddenSecrets ? h('p', { class: 'note' }, `${res.hiddenSecrets} file(s) left out: secret or hard-linked files are not shown to this device.`) : null,
+    res.hiddenFiltered ? h('p', { class: 'note' }, `${res.hiddenFiltered} file(s) left out: they go through a Git filter (such as Git LFS) that gatehouse does not run for a phone. See them on the computer.`) : null,
     res.diff ? body : h('p', { class: 'muted' }, 'No differences.'),
     res.truncated ? h('p', { class: 'muted' }, 'The diff was cut short: it is too long to send to a phone.') : null,
     h('div', { class: 'row' }, h('button', { type: 'button', onclick: () => go(() => historyOf(p, f.path)) }, 'History of this file')));
