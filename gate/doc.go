@@ -30,8 +30,16 @@
 // hard-linked files by every name a section carries; untracked files are
 // previewed from fsguard reads, never through git.
 //
-// Known limits: the user's own global and system config are trusted (a
-// global filter or credential helper runs as the user chose). git before
+// The user's own config (global, system, included files) is read too, with
+// its scopes (decide.go, addUserDrivers): a driver it defines is switched
+// off like the repository's own, since the repository's attributes select
+// it by name; files that go through a switched-off filter (Git LFS) are
+// left out of work-tree diffs and refused for stage and discard by name
+// (filtered.go). The user's SSH and credential helper still serve push and
+// fetch.
+//
+// Known limits: a closed switch, pull or worktree writes a filtered file
+// as its clean bytes (an LFS pointer), since the smudge is off. git before
 // 2.44 has no GIT_NO_LAZY_FETCH; a partial clone is refused instead. git
 // opens a work tree's .gitignore and .gitattributes itself: a FIFO there
 // stalls it until the runner sees the wait (within a second where /proc
