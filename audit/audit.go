@@ -172,8 +172,17 @@ func (a *auditor) checkout(repo *gate.Repo) error {
 	// listings run beside it rather than after it.
 	scan := a.startHazards()
 	defer scan()
-	if err := a.config(repo, ".git/config"); err != nil {
+	shaped, err := a.config(repo, ".git/config")
+	if err != nil {
 		return err
+	}
+	if !shaped {
+		// A git folder the gate refuses is read no further, by git or
+		// by the audit: its index, objects and info/ (attributes,
+		// exclude) could be links to anywhere. The git-dir-shape
+		// finding says so; secret files are found by name on the tree.
+		a.secretNames()
+		return nil
 	}
 	tracked, err := repo.Tracked(a.ctx, a.closed)
 	if err != nil {
@@ -193,8 +202,8 @@ func (a *auditor) checkout(repo *gate.Repo) error {
 }
 
 func (a *auditor) bare(repo *gate.Repo) error {
-	if err := a.config(repo, "config"); err != nil {
-		return err
+	if shaped, err := a.config(repo, "config"); err != nil || !shaped {
+		return err // a refused folder is read no further (checkout, above)
 	}
 	tracked, err := repo.Tracked(a.ctx, a.closed)
 	if err != nil {
@@ -206,6 +215,14 @@ func (a *auditor) bare(repo *gate.Repo) error {
 }
 
 func (a *auditor) folder() error {
+	a.secretNames()
+	a.startHazards()()
+	return nil
+}
+
+// secretNames reports every name on the tree that a secret rule matches,
+// tracked or not: for a folder git is not asked about.
+func (a *auditor) secretNames() {
 	names, truncated := a.root.Names(a.ctx, 5_000_000)
 	a.rep.Truncated = a.rep.Truncated || truncated
 	for _, n := range names {
@@ -214,21 +231,21 @@ func (a *auditor) folder() error {
 				fmt.Sprintf("matches the secret rule %s (%s); below the full grant a phone sees its name, never its content", r.Pattern, r.Reason))
 		}
 	}
-	a.startHazards()()
-	return nil
 }
 
 // config lays out what each gate refuses, entry by entry, and the
 // credentials the config stores. where is the config file's path relative
-// to the audited folder.
-func (a *auditor) config(repo *gate.Repo, where string) error {
+// to the audited folder. shaped is false when the gate refuses the git
+// folder's shape: then nothing in it is read, the config included (git
+// would read it through whatever the folder holds).
+func (a *auditor) config(repo *gate.Repo, where string) (shaped bool, err error) {
 	rep, err := repo.AuditConfig(a.ctx, a.closed)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if rep.GitFolder != "" {
 		a.add("git-dir-shape", ".git", "", rep.GitFolder)
-		return nil // git would read the config through whatever the folder holds
+		return false, nil
 	}
 	if rep.TooLarge {
 		a.add("config-too-large", where, "", rep.ReadSentence)
@@ -250,7 +267,7 @@ func (a *auditor) config(repo *gate.Repo, where string) error {
 		a.addAt(rule, where, configLine(text, f.Key), maskKey(f.Key), configSentence(f))
 	}
 	if err := a.storedCredentials(repo, where, text); err != nil {
-		return err
+		return false, err
 	}
 	if rep.Submodules {
 		path, line := ".gitmodules", 0
@@ -261,7 +278,7 @@ func (a *auditor) config(repo *gate.Repo, where string) error {
 		}
 		a.addAt("submodules", path, line, "", submoduleSentence)
 	}
-	return nil
+	return true, nil
 }
 
 // storedCredentials reports each token or password the local config holds,

@@ -157,9 +157,9 @@ type AttributeUse struct {
 const maxAttributes = 1 << 20
 
 // AttributeUses finds attributes lines (in the tracked .gitattributes
-// files, and the git folder's info/attributes) naming a filter, diff or
-// merge driver that the local config defines. files are the tracked names
-// (from Tracked).
+// files, and the git folder's info/attributes when the gate accepts the
+// folder's shape) naming a filter, diff or merge driver that the local
+// config defines. files are the tracked names (from Tracked).
 func (r *Repo) AttributeUses(ctx context.Context, t trust.Trust, files []string) ([]AttributeUse, error) {
 	d, err := r.auditDecision(ctx, t)
 	if err != nil {
@@ -179,7 +179,14 @@ func (r *Repo) AttributeUses(ctx context.Context, t trust.Trust, files []string)
 		}
 		out = append(out, attributeUses(f, data, d.defined)...)
 	}
-	if data, err := fsguard.ReadMetadata(filepath.Join(r.gitDir, "info", "attributes"), maxAttributes); err == nil {
+	// git reads $GIT_COMMON_DIR/info/attributes. It is read only when the
+	// gate accepts the folder's shape: a symlinked info/ would be followed
+	// to wherever it leads (ReadMetadata refuses a link only at the last
+	// step), and the shape refusal is the audit's own finding.
+	if r.checkLayout("use Git on this checkout") != nil {
+		return out, nil
+	}
+	if data, err := fsguard.ReadMetadata(filepath.Join(r.commonDir, "info", "attributes"), maxAttributes); err == nil {
 		out = append(out, attributeUses(".git/info/attributes", data, d.defined)...)
 	}
 	return out, nil
