@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/trust"
@@ -49,11 +50,23 @@ func (b *MemoryBudget) Total() int64 { return b.total }
 var ErrMemoryBusy = refusal.New(refusal.Busy, "memory budget full",
 	"Git on the computer is using all the memory gatehouse allows for phones at once. Try again in a moment.")
 
+// maxBudgetWait bounds the wait for a share of the budget.
+const maxBudgetWait = 10 * time.Second
+
 // hold waits for n bytes of the budget (at most the whole of it) and
-// returns what gives them back.
+// returns what gives them back. It waits at most half of what is left of
+// ctx's time (and maxBudgetWait), so the device reads "busy" while its
+// call still waits for an answer, not a call that gave up: a git.log
+// waited its whole 30 s, as long as gatehouse call waits.
 func (b *MemoryBudget) hold(ctx context.Context, n uint64) (func(), error) {
 	w := min(int64(n), b.total)
-	if err := b.sem.Acquire(ctx, w); err != nil {
+	wait := maxBudgetWait
+	if dl, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(dl)/2)
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if err := b.sem.Acquire(wctx, w); err != nil {
 		return nil, ErrMemoryBusy
 	}
 	return func() { b.sem.Release(w) }, nil
@@ -77,11 +90,12 @@ func (r *Repo) budget() *MemoryBudget {
 	return processBudget()
 }
 
-// holdMemory takes a closed child's share of the budget: its bound
-// (times two for a tool such as gh, whose git is a second process with the
-// same bound; r nil: a tool run outside any checkout). The desktop's
-// children are not bounded and take none.
-func (r *Repo) holdMemory(ctx context.Context, t trust.Trust, tool bool) (func(), error) {
+// holdMemory takes a closed child's share of the budget: its bound times
+// the processes it runs at once, each of which inherits the same bound (a
+// fetch's transport helper and index-pack, worktree add's checkout, gh's
+// git: sub.processes; r nil: a tool run outside any checkout). The
+// desktop's children are not bounded and take none.
+func (r *Repo) holdMemory(ctx context.Context, t trust.Trust, processes int, tool bool) (func(), error) {
 	if !t.Closed() || r != nil && r.wallOff() {
 		return func() {}, nil
 	}
@@ -90,9 +104,9 @@ func (r *Repo) holdMemory(ctx context.Context, t trust.Trust, tool bool) (func()
 		n, b = r.wall.limit(), r.budget()
 	}
 	if tool {
-		n = 2 * max(n, toolMemoryFloor)
+		n = max(n, toolMemoryFloor)
 	}
-	return b.hold(ctx, n)
+	return b.hold(ctx, uint64(max(processes, 1))*n)
 }
 
 // Process is one kind of process gatehouse starts, and the walls it runs
@@ -117,7 +131,7 @@ func Processes(w WallReport, b *MemoryBudget) []Process {
 	total := mib(uint64(b.Total()))
 	return []Process{
 		{"git, for a phone with Full access off", "the gate's forced options and refusals, the git folder's shape check, " + kernel +
-			" (no network, except push, fetch and pull), the memory bound per child, and all closed children together within " + total},
+			" (no network, except push, fetch and pull), the memory bound per child, and all closed children together within " + total + " (each process a child starts beside it counted: a fetch's transport and index-pack, a new worktree's checkout)"},
 		{"gh, and the git it runs, for a phone with Full access off", "the gate's forced options (through GIT_CONFIG_COUNT) and refusals, " + kernel +
 			" (network allowed), at least 1 GiB each, within the same " + total},
 		{"git and gh, for this computer's own commands and a phone with Full access on", "none: they run as you do, your hooks and drivers included"},

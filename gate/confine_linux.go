@@ -172,9 +172,12 @@ func (r *Repo) wallRules(in *install, s sub) (fixed, changing []rule) {
 		{"/dev/null", fsRead | unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_TRUNCATE},
 		{"/dev/urandom", fsRead},
 	}
-	changing = []rule{{"/etc/gitconfig", fsRead}}
-	if home != "" {
-		changing = append(changing, rule{filepath.Join(home, ".gitconfig"), fsRead}, rule{filepath.Join(home, ".config", "git"), fsRead})
+	files, xdgGit := r.userConfigPlaces()
+	for _, f := range files {
+		changing = append(changing, rule{f, fsRead})
+	}
+	if xdgGit != "" {
+		changing = append(changing, rule{xdgGit, fsRead}) // the global attributes and ignore files too
 	}
 	if s.name == subWorktree.name && r.workTree != "" {
 		// git worktree add and remove write the new worktree, which

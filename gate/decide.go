@@ -240,12 +240,23 @@ func (r *Repo) addUserDrivers(ctx context.Context, t trust.Trust, listing, d *de
 		filters[strings.TrimSuffix(strings.TrimPrefix(o.Key, "filter."), ".clean")] = true
 	}
 	var origins []string
-	for _, e := range parseScoped(res.stdout) {
+	entries := parseScoped(res.stdout)
+	for _, e := range entries {
 		if e.scope != "system" && e.scope != "global" {
 			continue // the repository's own is classified above; "command" is gatehouse's own -c
 		}
 		if o, ok := strings.CutPrefix(e.origin, "file:"); ok && !slices.Contains(origins, o) {
 			origins = append(origins, o)
+		}
+	}
+	if !r.userIncludesOffForTest {
+		more, files := r.everyUserInclude(ctx, t, listing, origins)
+		entries = append(entries, more...)
+		origins = append(origins, files...)
+	}
+	for _, e := range entries {
+		if e.scope != "system" && e.scope != "global" {
+			continue
 		}
 		sec, rest, _ := strings.Cut(e.key, ".")
 		i := strings.LastIndexByte(rest, '.')
@@ -273,6 +284,74 @@ func (r *Repo) addUserDrivers(ctx context.Context, t trust.Trust, listing, d *de
 	return nil
 }
 
+// maxUserIncludes bounds the files everyUserInclude follows.
+const maxUserIncludes = 64
+
+// everyUserInclude follows, from the user's own config files, every file an
+// include.path or includeIf.<condition>.path names, whether or not its
+// condition holds for the listing, and returns the entries of each file the
+// listing did not read (read are the files it did), with those files. A
+// condition holds for one git and not for another: includeIf
+// "onbranch:wt/**" or "gitdir:**/worktrees/**" applies in a new worktree,
+// where the checkout that git worktree add starts runs, and not in the
+// checkout the decision listed from, so a filter defined only there was not
+// switched off and its smudge ran for a phone's worktree.create. So the
+// drivers of every file the user's config can include are switched off,
+// conditions aside. These files are the user's own (the repository's
+// include.* is refused by the gates), read with git's own parser: git
+// config --file reads one file and follows none of its includes, and
+// --type=path expands an include's path as git does (a relative one is
+// relative to the file that names it).
+func (r *Repo) everyUserInclude(ctx context.Context, t trust.Trust, listing *decision, read []string) ([]scoped, []string) {
+	queue := slices.Clone(r.userConfigPaths(nil))
+	for _, f := range read {
+		if !slices.Contains(queue, f) {
+			queue = append(queue, f)
+		}
+	}
+	seen := map[string]bool{}
+	var entries []scoped
+	var files []string
+	for len(queue) > 0 && len(seen) < maxUserIncludes {
+		f := queue[0]
+		queue = queue[1:]
+		if seen[f] {
+			continue
+		}
+		seen[f] = true
+		if fi, err := os.Stat(f); err != nil || !fi.Mode().IsRegular() {
+			continue // missing: git reads nothing there either
+		}
+		res, err := r.run(ctx, t, listing, call{sub: subConfig, okExit: []int{1},
+			opts: []string{"--file", f, "--null", "--type=path", "--get-regexp", `^(include\.path|includeif\..*\.path)$`}})
+		if err != nil {
+			continue // a file git cannot read or expand is not read by git either
+		}
+		for _, kv := range strings.Split(string(res.stdout), "\x00") {
+			_, p, ok := strings.Cut(kv, "\n")
+			if !ok || p == "" {
+				continue
+			}
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(filepath.Dir(f), p)
+			}
+			queue = append(queue, p)
+		}
+		if slices.Contains(read, f) {
+			continue // its entries are in the listing already
+		}
+		list, _, err := r.listConfig(ctx, t, listing, "--file", f)
+		if err != nil {
+			continue
+		}
+		for _, e := range list {
+			entries = append(entries, scoped{scope: "global", origin: "file:" + f, entry: e})
+		}
+		files = append(files, f)
+	}
+	return entries, files
+}
+
 // scoped is one line of git config --list --show-scope --show-origin -z.
 type scoped struct {
 	scope, origin string
@@ -294,20 +373,55 @@ func parseScoped(out []byte) []scoped {
 // system file, the global ones (read whether they exist or not, so one made
 // later is noticed), and the files they include.
 func (r *Repo) userConfigPaths(included []string) []string {
-	home := r.home
-	if home == "" {
-		home = os.Getenv("HOME")
-	}
-	paths := []string{"/etc/gitconfig"}
-	if home != "" {
-		paths = append(paths, filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config"))
-	}
+	paths, _ := r.userConfigPlaces()
 	for _, p := range included {
 		if !slices.Contains(paths, p) {
 			paths = append(paths, p)
 		}
 	}
 	return paths
+}
+
+// userConfigPlaces are where git looks for the user's own config, as its
+// config.c finds them (git_system_config, git_global_config): the system
+// file ($GIT_CONFIG_SYSTEM, else /etc/gitconfig), and the global ones
+// ($GIT_CONFIG_GLOBAL alone when it is set, else ~/.gitconfig and
+// $XDG_CONFIG_HOME/git/config, XDG_CONFIG_HOME being ~/.config when
+// unset). xdgGit is the folder git also reads the global attributes and
+// ignore files from. Where gatehouse runs with a home of its own (the
+// regression runner), git gets none of these variables (userConfigEnv),
+// and they are not read here either.
+func (r *Repo) userConfigPlaces() (files []string, xdgGit string) {
+	env := os.Getenv
+	home := r.home
+	if home != "" || r.userEnvOffForTest {
+		env = func(string) string { return "" }
+	}
+	if home == "" {
+		home = os.Getenv("HOME")
+	}
+	system := env("GIT_CONFIG_SYSTEM")
+	if system == "" {
+		system = "/etc/gitconfig"
+	}
+	files = []string{system}
+	xdg := env("XDG_CONFIG_HOME")
+	if xdg == "" && home != "" {
+		xdg = filepath.Join(home, ".config")
+	}
+	if xdg != "" {
+		xdgGit = filepath.Join(xdg, "git")
+	}
+	switch global := env("GIT_CONFIG_GLOBAL"); {
+	case global != "":
+		files = append(files, global)
+	case home != "":
+		files = append(files, filepath.Join(home, ".gitconfig"))
+		if xdgGit != "" {
+			files = append(files, filepath.Join(xdgGit, "config"))
+		}
+	}
+	return files, xdgGit
 }
 
 // userFingerprint names what each of the user's config files is now.

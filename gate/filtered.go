@@ -24,32 +24,43 @@ var subCheckAttr = sub{name: "check-attr", readOnly: true, timeout: 60 * time.Se
 // Those reads and writes are refused or left out by name; reads from
 // objects and the index (a staged diff, git.show, history) need no driver
 // and are served. An open decision switches nothing off: nil.
+//
+// git reads the attributes files in the order of the direction it
+// converts: the work tree's .gitattributes before the index's when it
+// cleans (stage, diff), the index's first when it smudges (discard,
+// checkout; attr.c, GIT_ATTR_CHECKIN and GIT_ATTR_CHECKOUT). check-attr
+// asks the first way and --cached the index alone, so a file is filtered
+// when either answer names a switched-off driver: a .gitattributes changed
+// in the work tree let a discard write the pointer over a file whose
+// committed attributes filter it.
 func (r *Repo) filtered(ctx context.Context, t trust.Trust, d *decision, paths []string) (map[string]string, error) {
 	if !t.Closed() || len(d.defined["filter"]) == 0 || len(paths) == 0 || r.filteredOffForTest {
 		return nil, nil
 	}
-	var in bytes.Buffer
-	for _, p := range paths {
-		in.WriteString(p)
-		in.WriteByte(0)
-	}
-	res, err := r.run(ctx, t, d, call{sub: subCheckAttr, opts: []string{"-z", "--stdin", "filter"}, stdin: &in})
-	if err != nil {
-		return nil, gitFailure(res, err)
-	}
-	if res.truncated {
-		return nil, ErrTooManyPaths
-	}
 	out := map[string]string{}
-	// "path\0filter\0value\0" per path.
-	f := bytes.Split(res.stdout, []byte{0})
-	for i := 0; i+2 < len(f); i += 3 {
-		switch v := string(f[i+2]); v {
-		case "unspecified", "unset", "set":
-			// no driver named: git filters nothing
-		default:
-			if d.defined["filter"][v] {
-				out[string(f[i])] = v
+	for _, opts := range [][]string{{"-z", "--stdin", "filter"}, {"--cached", "-z", "--stdin", "filter"}} {
+		var in bytes.Buffer
+		for _, p := range paths {
+			in.WriteString(p)
+			in.WriteByte(0)
+		}
+		res, err := r.run(ctx, t, d, call{sub: subCheckAttr, opts: opts, stdin: &in})
+		if err != nil {
+			return nil, gitFailure(res, err)
+		}
+		if res.truncated {
+			return nil, ErrTooManyPaths
+		}
+		// "path\0filter\0value\0" per path.
+		f := bytes.Split(res.stdout, []byte{0})
+		for i := 0; i+2 < len(f); i += 3 {
+			switch v := string(f[i+2]); v {
+			case "unspecified", "unset", "set":
+				// no driver named: git filters nothing
+			default:
+				if _, seen := out[string(f[i])]; !seen && d.defined["filter"][v] {
+					out[string(f[i])] = v
+				}
 			}
 		}
 	}

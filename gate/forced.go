@@ -95,3 +95,13 @@ var keepEnv = []string{"HOME", "PATH", "USER", "LANG", "TZ", "TMPDIR"}
 // networkEnv is kept only for pushes, fetches and pulls: they use the
 // user's own SSH agent.
 var networkEnv = []string{"SSH_AUTH_SOCK"}
+
+// userConfigEnv moves where git reads the user's own config, and through
+// XDG_CONFIG_HOME its global attributes and ignore files. gatehouse's git
+// keeps them when gatehouse runs in the user's own environment, so that it
+// reads the config the user's own git reads: a filter defined in
+// $XDG_CONFIG_HOME/git/config (Git LFS's, say) was unknown to the gate's
+// git, so a phone staged an LFS file's content where its pointer belongs and
+// the desktop's diff ran no filter. With a home of its own (the regression
+// runner) gatehouse keeps none of them, so the user's config stays out.
+var userConfigEnv = []string{"XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM"}

@@ -186,7 +186,7 @@ func runGH(ctx context.Context, gh string, r *Repo, t trust.Trust, d *decision, 
 	out := &bounded{max: MaxGHOutput, full: cancel}
 	errOut := &bounded{max: maxStderr}
 	cmd.Stdout, cmd.Stderr = out, errOut
-	release, err := r.holdMemory(ctx, t, true) // its share, and its git's, of the closed children's memory
+	release, err := r.holdMemory(ctx, t, 2, true) // its share, and its git's, of the closed children's memory
 	if err != nil {
 		return nil, err
 	}

@@ -120,3 +120,74 @@ func TestFilesThroughASwitchedOffFilter(t *testing.T) {
 		t.Fatalf("the desktop's diff: %v\n%s", err, df.Diff)
 	}
 }
+
+// A filter the user's git reads from where the environment moves its
+// config ($XDG_CONFIG_HOME/git/config, $GIT_CONFIG_GLOBAL) is known to the
+// gate's git too. First as before, when git got none of these variables:
+// the filter was unknown, and a phone's stage stored the file's content
+// where its pointer belongs. Then it is refused like a filter in
+// ~/.gitconfig, and the desktop's stage runs it. Wall on and off
+// (GATEHOUSE_KERNEL_WALL), since the wall must let git read that file.
+func TestAFilterWhereTheEnvironmentMovesTheConfig(t *testing.T) {
+	for _, where := range []string{"XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL"} {
+		for _, old := range []bool{true, false} {
+			t.Run(where+map[bool]string{true: " (not passed to git)", false: ""}[old], func(t *testing.T) {
+				gittest.Home(t, "")
+				moved := t.TempDir()
+				file := filepath.Join(moved, "git", "config")
+				if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(file, []byte(lfsLike), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if where == "XDG_CONFIG_HOME" {
+					t.Setenv(where, moved)
+				} else {
+					// GIT_CONFIG_GLOBAL replaces ~/.gitconfig: the test's identity goes there too.
+					home, _ := os.ReadFile(filepath.Join(os.Getenv("HOME"), ".gitconfig"))
+					if err := os.WriteFile(file, append(home, lfsLike...), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					t.Setenv(where, file)
+				}
+				dir := repoWith(t, map[string]string{"big.bin": "hello\n", ".gitattributes": "*.bin filter=lfs\n"})
+				if got := git(t, dir, "cat-file", "-p", "HEAD:big.bin"); got != "uryyb\n" {
+					t.Fatalf("setup: the user's git did not clean big.bin: %q", got)
+				}
+				write(t, dir, map[string]string{"big.bin": "hello there\n"})
+				r := open(t, dir)
+				r.userEnvOffForTest = old
+				_, err := r.Stage(ctx, closed, trust.Full, StageOptions{Paths: []string{"big.bin"}})
+				if old {
+					if got := git(t, dir, "cat-file", "-p", ":big.bin"); err != nil || got != "hello there\n" {
+						t.Fatalf("not reproduced: with the filter unknown, the stage gave %v and stored %q", err, got)
+					}
+					return
+				}
+				wantRefusal(t, err, ErrFiltered)
+				if _, err := r.Stage(ctx, desktop, trust.Full, StageOptions{Paths: []string{"big.bin"}}); err != nil {
+					t.Fatal(err)
+				}
+				if got := git(t, dir, "cat-file", "-p", ":big.bin"); got != "uryyb gurer\n" {
+					t.Fatalf("the desktop's stage stored %q, not the clean bytes", got)
+				}
+			})
+		}
+	}
+}
+
+// A discard restores a file through the index's attributes first (git's
+// checkout direction), so a .gitattributes changed in the work tree does
+// not make a filtered file look unfiltered. Before: asked the work tree's
+// way only, the discard went on and wrote the clean bytes over the file.
+func TestADiscardReadsTheIndexsAttributes(t *testing.T) {
+	dir := lfsRepo(t)
+	write(t, dir, map[string]string{".gitattributes": "# edited\n"})
+	r := wallAOnly(t, dir)
+	_, err := r.Discard(ctx, closed, DiscardOptions{Paths: []string{"big.bin"}, Grant: trust.Full})
+	wantRefusal(t, err, ErrFiltered)
+	if got := read(t, dir+"/big.bin"); got != "hello there\n" {
+		t.Fatalf("the refused discard left %q", got)
+	}
+}

@@ -79,6 +79,13 @@ type Repo struct {
 	// switched-off filter as gatehouse did before filtered.go, so a test
 	// can show what that gave.
 	filteredOffForTest bool
+	// userIncludesOffForTest reads only the user's config files whose
+	// include conditions hold in the checkout, as gatehouse did before
+	// everyUserInclude.
+	userIncludesOffForTest bool
+	// userEnvOffForTest gives git none of userConfigEnv, as gatehouse did
+	// before, so its git did not read a config the user keeps there.
+	userEnvOffForTest bool
 	// toolOutsideWallsForTest starts gh as gatehouse did before, with a
 	// plain start, so a test shows gh (and the git it runs) outside both
 	// walls.

@@ -30,6 +30,11 @@ type sub struct {
 	// helper, askpass and SSH agent (seed Rounds 8 and 9); everything else
 	// gets them cleared for a closed gate.
 	network bool
+	// processes is how many processes it may run at once, each under the
+	// same memory bound (0: one): a fetch or push runs its transport helper
+	// and index-pack or pack-objects beside it, worktree add its checkout.
+	// The memory budget counts each (budget.go).
+	processes int
 	// readOnly: it changes nothing, so it may skip optional locks.
 	readOnly bool
 	timeout  time.Duration
@@ -82,13 +87,13 @@ var (
 	subRestore     = sub{name: "restore", timeout: 120 * time.Second, maxOut: 1 << 20}
 	subCommit      = sub{name: "commit", timeout: 120 * time.Second, maxOut: 1 << 20}
 	subRemote      = sub{name: "remote", readOnly: true, timeout: 10 * time.Second, maxOut: 64 << 10}
-	subPush        = sub{name: "push", network: true, timeout: 180 * time.Second, maxOut: 1 << 20}
-	subFetch       = sub{name: "fetch", network: true, timeout: 180 * time.Second, maxOut: 1 << 20}
+	subPush        = sub{name: "push", network: true, processes: 3, timeout: 180 * time.Second, maxOut: 1 << 20}
+	subFetch       = sub{name: "fetch", network: true, processes: 3, timeout: 180 * time.Second, maxOut: 1 << 20}
 	subMerge       = sub{name: "merge", endOfOptions: true, timeout: 120 * time.Second, maxOut: 1 << 20}
 	subMergeTree   = sub{name: "merge-tree", endOfOptions: true, readOnly: true, timeout: 60 * time.Second, maxOut: 1 << 20}
 	subSwitch      = sub{name: "switch", endOfOptions: true, timeout: 120 * time.Second, maxOut: 1 << 20}
 	subBranch      = sub{name: "branch", endOfOptions: true, timeout: 30 * time.Second, maxOut: 1 << 20}
-	subWorktree    = sub{name: "worktree", timeout: 120 * time.Second, maxOut: 1 << 20}
+	subWorktree    = sub{name: "worktree", processes: 2, timeout: 120 * time.Second, maxOut: 1 << 20}
 
 	// subApply changes only the index (--cached: never the work tree, so
 	// no filter or attribute conversion runs), reads the patch gatehouse
@@ -172,7 +177,7 @@ func (r *Repo) run(ctx context.Context, t trust.Trust, d *decision, c call) (*re
 	out := &bounded{max: c.sub.maxOut, full: cancel}
 	errOut := &bounded{max: maxStderr}
 	cmd.Stdout, cmd.Stderr = out, errOut
-	release, err := r.holdMemory(ctx, t, false) // its share of the closed children's memory (budget.go)
+	release, err := r.holdMemory(ctx, t, c.sub.processes, false) // its share of the closed children's memory (budget.go)
 	if err != nil {
 		return nil, err
 	}
@@ -287,9 +292,12 @@ func (r *Repo) argv(t trust.Trust, d *decision, c call) []string {
 // repository, and gatehouse's own variables.
 func (r *Repo) environ(t trust.Trust, s sub) []string {
 	var env []string
-	keep := keepEnv
+	keep := slices.Clone(keepEnv)
 	if s.network {
-		keep = append(append([]string{}, keepEnv...), networkEnv...)
+		keep = append(keep, networkEnv...)
+	}
+	if r.home == "" && !r.userEnvOffForTest {
+		keep = append(keep, userConfigEnv...)
 	}
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")

@@ -238,3 +238,45 @@ func TestAReplacedGitFolderBorrowingObjectsIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// A driver defined in a file the user's config includes only under a
+// condition (includeIf) is switched off though the condition does not hold
+// where the decision listed the config: it holds for the checkout that git
+// worktree add starts in the new worktree, on its new branch and in its
+// own git folder. Shown with the kernel wall off: first the smudge running
+// for a phone's new worktree when only the files read in the checkout
+// count, then switched off.
+func TestDriversBehindAnIncludeConditionAreSwitchedOff(t *testing.T) {
+	for _, cond := range []string{"onbranch:wt/**", "gitdir:**/worktrees/**"} {
+		for _, old := range []bool{true, false} {
+			t.Run(cond+map[bool]string{true: " (conditions as the checkout has them)", false: ""}[old], func(t *testing.T) {
+				gittest.Home(t, "")
+				prog, marker := gittest.PayloadFile(t)
+				dir := repoWith(t, map[string]string{"f.ob": "content\n", ".gitattributes": "*.ob filter=ob\n"})
+				inc := filepath.Join(t.TempDir(), "drivers.inc")
+				if err := os.WriteFile(inc, []byte("[filter \"ob\"]\n\tsmudge = "+prog+"\n\tclean = "+prog+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				userConfig(t, "[includeIf \""+cond+"\"]\n\tpath = "+inc+"\n")
+				r := wallAOnly(t, dir)
+				r.userIncludesOffForTest = old
+				wt, err := r.CreateWorktree(ctx, closed, "wt/two")
+				if old {
+					if !gittest.Fired(marker) {
+						t.Fatalf("not reproduced: the included smudge did not run for a closed worktree.create (err %v)", err)
+					}
+					return
+				}
+				if gittest.Fired(marker) {
+					t.Fatalf("a driver behind an include condition ran for a closed worktree.create (err %v)", err)
+				}
+				if err != nil {
+					t.Fatalf("want the worktree made, got %v", err)
+				}
+				if got, err := os.ReadFile(filepath.Join(wt.Path, "f.ob")); err != nil || string(got) != "content\n" {
+					t.Fatalf("the new worktree's f.ob: %q, %v; want its committed bytes", got, err)
+				}
+			})
+		}
+	}
+}
