@@ -189,16 +189,10 @@ func (a *auditor) checkout(repo *gate.Repo) error {
 		return err
 	}
 	a.rep.Truncated = a.rep.Truncated || tracked.Truncated
+	// git check-attr runs beside the secret match of every name.
+	attrs := a.startAttributes(repo, tracked.Index)
 	a.secrets(repo, tracked, a.root.Secret, "is deleted from the index but still committed in HEAD")
-	uses, err := repo.AttributeUses(a.ctx, a.closed, tracked.Index)
-	if err != nil {
-		return err
-	}
-	for _, u := range uses {
-		a.addAt("attributes-driver", u.Path, u.Line, u.Kind+"="+u.Driver,
-			fmt.Sprintf("makes files use the %s driver %q, which this checkout's own config defines: the repository chooses the program git runs (switched off or refused for a phone with Full access off)", u.Kind, u.Driver))
-	}
-	return nil
+	return attrs()
 }
 
 func (a *auditor) bare(repo *gate.Repo) error {

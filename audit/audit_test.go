@@ -271,7 +271,7 @@ func TestEveryRuleIsDescribed(t *testing.T) {
 		fsguard.HazardNestedGit, fsguard.HazardControlChar, fsguard.HazardLeadingDash}
 	ids := []string{"config-read-refused", "config-change-refused", "config-include", "config-too-large", "partial-clone",
 		"core-worktree", "submodules", "git-dir-redirected", "git-dir-shape", "secret-tracked", "secret-file", "attributes-driver",
-		"secret-name-public-content", "config-credential"}
+		"attributes-user-driver", "attributes-undefined-driver", "secret-name-public-content", "config-credential"}
 	for _, k := range kinds {
 		ids = append(ids, string(k))
 		if hazardSentences[k] == "" {
