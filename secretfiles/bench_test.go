@@ -2,8 +2,10 @@ package secretfiles
 
 import (
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 // realisticPaths builds n paths shaped like a large monorepo: source trees of
@@ -46,9 +48,60 @@ var benchPaths = sync.OnceValue(func() []string { return realisticPaths(1_000_00
 
 // BenchmarkMatchCompiled classifies the million paths with the compiled
 // table; paths/s is the figure the target is stated in.
-func BenchmarkMatchCompiled(b *testing.B) {
+func BenchmarkMatchCompiled(b *testing.B) { benchMillion(b, Default()) }
+
+// BenchmarkMatchUndecorated is the baseline of the decorations: the same
+// table and paths judged as before the grammar (the rules, and the name
+// without trailing '~', spaces or dots).
+func BenchmarkMatchUndecorated(b *testing.B) {
+	m, err := Compile(Table)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.decorationsOffForTest = true
+	benchMillion(b, m)
+}
+
+// BenchmarkMatchGrammarCost times the million paths with and without the
+// decorations in turn, 20,000 paths at a time, so that both see the same
+// load on this shared machine: ratio is the median, over the chunks, of the
+// time with the decorations over the time without.
+func BenchmarkMatchGrammarCost(b *testing.B) {
 	paths := benchPaths()
-	m := Default()
+	undecorated, err := Compile(Table)
+	if err != nil {
+		b.Fatal(err)
+	}
+	undecorated.decorationsOffForTest = true
+	matchers := [2]*Matcher{Default(), undecorated}
+	var spent [2]time.Duration
+	var ratios []float64
+	b.ResetTimer()
+	for b.Loop() {
+		for from := 0; from < len(paths); from += 20_000 {
+			chunk := paths[from:min(from+20_000, len(paths))]
+			var took [2]time.Duration
+			for j := range 2 {
+				i := (j + from/20_000) % 2 // each goes first in turn
+				start := time.Now()
+				for _, p := range chunk {
+					matchers[i].Match(p)
+				}
+				took[i] = time.Since(start)
+			}
+			spent[0], spent[1] = spent[0]+took[0], spent[1]+took[1]
+			ratios = append(ratios, float64(took[0])/float64(took[1]))
+		}
+	}
+	slices.Sort(ratios)
+	n := float64(len(paths) * b.N)
+	b.ReportMetric(float64(spent[0].Nanoseconds())/n, "grammar-ns/path")
+	b.ReportMetric(float64(spent[1].Nanoseconds())/n, "rules-ns/path")
+	b.ReportMetric(ratios[len(ratios)/2], "ratio")
+}
+
+func benchMillion(b *testing.B, m *Matcher) {
+	paths := benchPaths()
 	b.ResetTimer()
 	secret := 0
 	for b.Loop() {
@@ -60,12 +113,67 @@ func BenchmarkMatchCompiled(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(paths))*float64(b.N)/b.Elapsed().Seconds(), "paths/s")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(len(paths)*b.N), "ns/path")
 	b.ReportMetric(float64(secret), "secret")
 }
 
+// BenchmarkMatchDecorated is the slow path: names a tool made from another
+// one, each read back to the name it was made from and judged, against the
+// same names judged as before the grammar.
+func BenchmarkMatchDecorated(b *testing.B) {
+	paths := []string{"src/.env.bak", "app/#.env#", "x/key - Copy.pem", ".kube/config.bak", "lib/index (1).ts",
+		"docs/README.md~", "a/.ssh.bak/config", "b/config.old", "c/.env (Ann's conflicted copy 2024-01-02)",
+		"d/%home%ann%.aws%credentials.swp", "e/id_rsa.pub~", "f/report copy 2.pdf"}
+	undecorated, err := Compile(Table)
+	if err != nil {
+		b.Fatal(err)
+	}
+	undecorated.decorationsOffForTest = true
+	for _, c := range []struct {
+		name string
+		m    *Matcher
+	}{{"grammar", Default()}, {"undecorated", undecorated}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				for _, p := range paths {
+					c.m.Match(p)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(len(paths)*b.N), "ns/path")
+		})
+	}
+}
+
+// BenchmarkMatchHostile times the paths built to make the reading long
+// (hostilePaths in decorations_test.go), each stopped by maxSteps, and the
+// costliest of them alone: the figure is what a hostile name costs at most.
+func BenchmarkMatchHostile(b *testing.B) {
+	m := Default()
+	for _, c := range []struct {
+		name  string
+		paths []string
+	}{{"all", hostilePaths}, {"costliest", []string{costlyPath}}} {
+		b.Run(c.name, func(b *testing.B) {
+			steps := 0
+			for _, p := range c.paths {
+				_, _, n := m.match(p)
+				steps += n
+			}
+			for b.Loop() {
+				for _, p := range c.paths {
+					m.Match(p)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(len(c.paths)*b.N), "ns/path")
+			b.ReportMetric(float64(steps)/float64(len(c.paths)), "steps/path")
+		})
+	}
+}
+
 // BenchmarkMatchNaive is the baseline: each rule's pattern through doublestar
-// one at a time. Before timing, it checks that the compiled matcher gives the
-// same rule for every one of the million paths.
+// one at a time, with the same decoration grammar over it. Before timing, it
+// checks that the compiled matcher gives the same rule for every one of the
+// million paths.
 func BenchmarkMatchNaive(b *testing.B) {
 	paths := benchPaths()
 	if testing.Short() {
@@ -73,7 +181,7 @@ func BenchmarkMatchNaive(b *testing.B) {
 	}
 	m := Default()
 	for _, p := range paths {
-		want, wok := naiveMatch(Table, p)
+		want, wok := naiveDecorated(Table, p)
 		got, gok := m.Match(p)
 		if wok != gok || want.Pattern != got.Pattern {
 			b.Fatalf("%q: compiled %v %q, naive %v %q", p, gok, got.Pattern, wok, want.Pattern)
@@ -83,7 +191,7 @@ func BenchmarkMatchNaive(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		for _, p := range sample {
-			naiveMatch(Table, p)
+			naiveDecorated(Table, p)
 		}
 	}
 	b.ReportMetric(float64(len(sample))*float64(b.N)/b.Elapsed().Seconds(), "paths/s")
@@ -97,7 +205,7 @@ func TestRealisticPathsAgree(t *testing.T) {
 	m := Default()
 	secret := 0
 	for _, p := range realisticPaths(n) {
-		want, wok := naiveMatch(Table, p)
+		want, wok := naiveDecorated(Table, p)
 		got, gok := m.Match(p)
 		if wok != gok || want.Pattern != got.Pattern {
 			t.Fatalf("%q: compiled %v %q, naive %v %q", p, gok, got.Pattern, wok, want.Pattern)

@@ -14,15 +14,22 @@ import (
 // Matcher answers whether a path is secret. It is built once from a rule
 // table and is safe for concurrent use.
 type Matcher struct {
-	rules  []Rule
-	all    *set   // every rule's pattern
-	except []*set // each rule's exceptions, by rule index (nil: none)
+	rules   []Rule
+	all     *set   // every rule's pattern
+	except  []*set // each rule's exceptions, by rule index (nil: none)
+	grammar *grammar
+	dirs    *dirSet // the folder names the rules spell out
+	// decorationsOffForTest judges every path as the matcher did before it
+	// read copies and backups by the name they were made from (the rules
+	// alone, and the name without trailing '~', spaces or dots), so a test
+	// can show what the grammar changes.
+	decorationsOffForTest bool
 }
 
 // Compile builds a matcher from rules. Every pattern must start with "**/"
 // (rules match at any depth) and be valid doublestar syntax.
 func Compile(rules []Rule) (*Matcher, error) {
-	m := &Matcher{rules: rules, except: make([]*set, len(rules))}
+	m := &Matcher{rules: rules, except: make([]*set, len(rules)), grammar: defaultGrammar()}
 	pats := make([]string, len(rules))
 	for i, r := range rules {
 		pats[i] = r.Pattern
@@ -39,6 +46,7 @@ func Compile(rules []Rule) (*Matcher, error) {
 		return nil, err
 	}
 	m.all = all
+	m.dirs = newDirSet(pats)
 	return m, nil
 }
 
@@ -46,27 +54,50 @@ func Compile(rules []Rule) (*Matcher, error) {
 func (m *Matcher) Rules() []Rule { return m.rules }
 
 // Match reports the first rule (in table order) that makes path secret. path
-// is slash-separated and relative; letter case is ignored. A copy an editor
-// or a careless save leaves beside a secret (".env~", ".env " with a
-// trailing space, "server.key.") holds the same secret, so a name with
-// trailing '~', spaces or dots is also asked without them. Match neither
-// opens nor stats anything: a caller holding a symlink asks again with what
-// it resolves to.
+// is slash-separated and relative; letter case is ignored. A name a tool
+// made from another one (.env~, #.env#, key.pem.bak, ".env - Copy",
+// .kube.bak/config: the forms are in Decorations) is judged by the name it
+// was made from, and the reason says so. Match neither opens nor stats
+// anything: a caller holding a symlink asks again with what it resolves to.
 func (m *Matcher) Match(unsafePath string) (Rule, bool) {
-	if r, ok := m.match(unsafePath); ok {
-		return r, true
+	r, ok, _ := m.match(unsafePath)
+	return r, ok
+}
+
+// match is Match with the steps reading the decorations took (bounded by
+// maxSteps for the hint and again for the reading).
+func (m *Matcher) match(unsafePath string) (Rule, bool, int) {
+	if m.decorationsOffForTest {
+		r, ok := m.undecoratedForTest(unsafePath)
+		return r, ok, 0
+	}
+	v := m.plain(unsafePath, true)
+	if !v.hint {
+		return v.rule, v.ok, v.steps
+	}
+	r, ok, steps := m.grammar.judge(m.dirs, unsafePath, v, m.plain)
+	return r, ok, v.steps + steps
+}
+
+// undecoratedForTest is Match as it was before the decorations.
+func (m *Matcher) undecoratedForTest(unsafePath string) (Rule, bool) {
+	if v := m.plain(unsafePath, false); v.ok {
+		return v.rule, true
 	}
 	if t := strings.TrimRight(unsafePath, "~ ."); t != unsafePath && t != "" && !strings.HasSuffix(t, "/") {
-		return m.match(t)
+		v := m.plain(t, false)
+		return v.rule, v.ok
 	}
 	return Rule{}, false
 }
 
-func (m *Matcher) match(unsafePath string) (Rule, bool) {
+// plain judges a path by the rules alone and, when asked, whether it may
+// carry a decoration.
+func (m *Matcher) plain(unsafePath string, wantHint bool) verdict {
 	var buf [256]byte
 	p := parts(unsafePath, buf[:0])
 	var cand [8]int
-	best := -1
+	best, freed := -1, false
 	for _, i := range m.all.candidates(&p, cand[:0]) {
 		if best >= 0 && i >= best {
 			continue
@@ -74,15 +105,24 @@ func (m *Matcher) match(unsafePath string) (Rule, bool) {
 		if ex := m.except[i]; ex != nil {
 			var exc [8]int
 			if len(ex.candidates(&p, exc[:0])) > 0 {
+				freed = true
 				continue
 			}
 		}
 		best = i
 	}
-	if best < 0 {
-		return Rule{}, false
+	var v verdict
+	if wantHint {
+		w := m.grammar.work()
+		v.hint = m.grammar.hint(m.dirs, p.full, p.base, &w)
+		v.steps, v.costly = w.steps, w.spent()
 	}
-	return m.rules[best], true
+	if best < 0 {
+		v.freed = freed
+		return v
+	}
+	v.rule, v.ok = m.rules[best], true
+	return v
 }
 
 // IsSecret reports whether any rule matches path.

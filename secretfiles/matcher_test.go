@@ -2,16 +2,71 @@ package secretfiles
 
 import (
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
 
-// naiveMatch is the reference: every rule's pattern through doublestar, one
-// at a time, in table order, with the rule's exceptions the same way.
+// naiveMatch is the reference for the rules: every rule's pattern through
+// doublestar, one at a time, in table order, with the rule's exceptions the
+// same way. It knows no decorations: "the rule alone matches" means the
+// pattern.
 func naiveMatch(rules []Rule, unsafePath string) (Rule, bool) {
+	v := naiveFor(rules).plain(unsafePath, false)
+	return v.rule, v.ok
+}
+
+// naiveDecorated is the reference for Match: naiveMatch with the same
+// decoration grammar over it (the grammar is its own table, tested on its
+// own in decorations_test.go; the index is what the comparison checks).
+func naiveDecorated(rules []Rule, unsafePath string) (Rule, bool) {
+	n := naiveFor(rules)
+	v := n.plain(unsafePath, true)
+	if !v.hint {
+		return v.rule, v.ok
+	}
+	r, ok, _ := defaultGrammar().judge(n.dirs, unsafePath, v, n.plain)
+	return r, ok
+}
+
+type naiveMatcher struct {
+	rules []Rule
+	dirs  *dirSet
+}
+
+var naiveCache sync.Map // first rule's address and length -> *naiveMatcher
+
+func naiveFor(rules []Rule) *naiveMatcher {
+	type key struct {
+		first *Rule
+		n     int
+	}
+	k := key{n: len(rules)}
+	if len(rules) > 0 {
+		k.first = &rules[0]
+	}
+	if n, ok := naiveCache.Load(k); ok {
+		return n.(*naiveMatcher)
+	}
+	pats := make([]string, len(rules))
+	for i, r := range rules {
+		pats[i] = r.Pattern
+	}
+	n := &naiveMatcher{rules: rules, dirs: newDirSet(pats)}
+	naiveCache.Store(k, n)
+	return n
+}
+
+func (n *naiveMatcher) plain(unsafePath string, wantHint bool) verdict {
 	p := normalize(unsafePath)
-	for _, r := range rules {
+	var v verdict
+	if wantHint {
+		w := defaultGrammar().work()
+		v.hint = defaultGrammar().hint(n.dirs, p, p[strings.LastIndexByte(p, '/')+1:], &w)
+		v.steps, v.costly = w.steps, w.spent()
+	}
+	for _, r := range n.rules {
 		if ok, _ := doublestar.Match(r.Pattern, p); !ok {
 			continue
 		}
@@ -22,11 +77,14 @@ func naiveMatch(rules []Rule, unsafePath string) (Rule, bool) {
 				break
 			}
 		}
-		if !excepted {
-			return r, true
+		if excepted {
+			v.freed = true
+			continue
 		}
+		v.rule, v.ok = r, true
+		return v
 	}
-	return Rule{}, false
+	return v
 }
 
 // The seed's union (its first SECRET_FILES and SECRET_PATHS, then Rounds 6,
@@ -171,7 +229,7 @@ func exampleOf(p string) string {
 func TestCompiledEqualsNaive(t *testing.T) {
 	m := Default()
 	for _, p := range corpus() {
-		want, wok := naiveMatch(Table, p)
+		want, wok := naiveDecorated(Table, p)
 		got, gok := m.Match(p)
 		if wok != gok || want.Pattern != got.Pattern {
 			t.Errorf("%q: compiled %v %q, naive %v %q", p, gok, got.Pattern, wok, want.Pattern)
@@ -187,9 +245,11 @@ func corpus() []string {
 			c = append(c, exampleOf(ex))
 		}
 	}
+	c = append(c, plantedCopies...)
 	return append(c, "", ".", "/", "//", "a//b/.env", "/abs/.ssh/x", "./.env", "a/./b/id_rsa",
 		"../x/.npmrc", ".ssh", "a/.ssh/", "É/.ENV", "İd_rsa", "gcloud/legacy_credentials/adc.json",
-		"gcloud/legacy_credentials/a/b/adc.json", "ab", "credentials.json.bak")
+		"gcloud/legacy_credentials/a/b/adc.json", "ab", "credentials.json.bak", "id_rsa.pub~",
+		".ssh.bak/config", "%home%a%.aws%credentials", ".env.Ab12Cd", "key (Копия).pem", ".Env - KOPIE/x")
 }
 
 func FuzzCompiledEqualsNaive(f *testing.F) {
@@ -198,7 +258,7 @@ func FuzzCompiledEqualsNaive(f *testing.F) {
 	}
 	m := Default()
 	f.Fuzz(func(t *testing.T, p string) {
-		want, wok := naiveMatch(Table, p)
+		want, wok := naiveDecorated(Table, p)
 		got, gok := m.Match(p)
 		if wok != gok || want.Pattern != got.Pattern {
 			t.Fatalf("%q: compiled %v %q, naive %v %q", p, gok, got.Pattern, wok, want.Pattern)
