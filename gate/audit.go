@@ -380,7 +380,7 @@ func (r *Repo) driverEntries(ctx context.Context, t trust.Trust, d *decision, b 
 			read = append(read, o)
 		}
 	}
-	conditional, _ := r.everyUserInclude(ctx, t, d, read)
+	conditional, _ := r.everyUserInclude(ctx, t, d, listed, read)
 	defined := map[driverKey][]DriverEntry{}
 	for i, e := range slices.Concat(listed, conditional) {
 		sec, rest, _ := strings.Cut(e.key, ".")

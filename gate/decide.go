@@ -250,7 +250,7 @@ func (r *Repo) addUserDrivers(ctx context.Context, t trust.Trust, listing, d *de
 		}
 	}
 	if !r.userIncludesOffForTest {
-		more, files := r.everyUserInclude(ctx, t, listing, origins)
+		more, files := r.everyUserInclude(ctx, t, listing, entries, origins)
 		entries = append(entries, more...)
 		origins = append(origins, files...)
 	}
@@ -302,15 +302,18 @@ const maxUserIncludes = 64
 // config --file reads one file and follows none of its includes, and
 // --type=path expands an include's path as git does (a relative one is
 // relative to the file that names it).
-func (r *Repo) everyUserInclude(ctx context.Context, t trust.Trust, listing *decision, read []string) ([]scoped, []string) {
-	queue := slices.Clone(r.userConfigPaths(nil))
-	for _, f := range read {
-		if !slices.Contains(queue, f) {
-			queue = append(queue, f)
+func (r *Repo) everyUserInclude(ctx context.Context, t trust.Trust, listing *decision, entries []scoped, read []string) ([]scoped, []string) {
+	// Only files that name an include are asked for their paths, so a
+	// config without includes costs no process.
+	var queue []string
+	for _, e := range entries {
+		user := e.scope == "system" || e.scope == "global" // never the repository's own include.*
+		if o, ok := strings.CutPrefix(e.origin, "file:"); ok && user && isInclude(e.key) && !slices.Contains(queue, o) {
+			queue = append(queue, o)
 		}
 	}
 	seen := map[string]bool{}
-	var entries []scoped
+	var more []scoped
 	var files []string
 	for len(queue) > 0 && len(seen) < maxUserIncludes {
 		f := queue[0]
@@ -319,13 +322,28 @@ func (r *Repo) everyUserInclude(ctx context.Context, t trust.Trust, listing *dec
 			continue
 		}
 		seen[f] = true
-		if fi, err := os.Stat(f); err != nil || !fi.Mode().IsRegular() {
-			continue // missing: git reads nothing there either
+		includes := slices.Contains(read, f)
+		if !includes {
+			if fi, err := os.Stat(f); err != nil || !fi.Mode().IsRegular() {
+				continue // missing: git reads nothing there either
+			}
+			list, _, err := r.listConfig(ctx, t, listing, "--file", f)
+			if err != nil {
+				continue // a file git cannot read is not read by git either
+			}
+			for _, e := range list {
+				more = append(more, scoped{scope: "global", origin: "file:" + f, entry: e})
+				includes = includes || isInclude(e.key)
+			}
+			files = append(files, f)
+			if !includes {
+				continue
+			}
 		}
 		res, err := r.run(ctx, t, listing, call{sub: subConfig, okExit: []int{1},
 			opts: []string{"--file", f, "--null", "--type=path", "--get-regexp", `^(include\.path|includeif\..*\.path)$`}})
 		if err != nil {
-			continue // a file git cannot read or expand is not read by git either
+			continue // a path git cannot expand is not followed by git either
 		}
 		for _, kv := range strings.Split(string(res.stdout), "\x00") {
 			_, p, ok := strings.Cut(kv, "\n")
@@ -337,19 +355,13 @@ func (r *Repo) everyUserInclude(ctx context.Context, t trust.Trust, listing *dec
 			}
 			queue = append(queue, p)
 		}
-		if slices.Contains(read, f) {
-			continue // its entries are in the listing already
-		}
-		list, _, err := r.listConfig(ctx, t, listing, "--file", f)
-		if err != nil {
-			continue
-		}
-		for _, e := range list {
-			entries = append(entries, scoped{scope: "global", origin: "file:" + f, entry: e})
-		}
-		files = append(files, f)
 	}
-	return entries, files
+	return more, files
+}
+
+// isInclude reports a config key that includes another file.
+func isInclude(key string) bool {
+	return key == "include.path" || strings.HasPrefix(key, "includeif.") && strings.HasSuffix(key, ".path")
 }
 
 // scoped is one line of git config --list --show-scope --show-origin -z.
