@@ -29,7 +29,7 @@ and a location:
   tree         hard links, FIFOs, sockets and devices, symlinks that leave the
                tree or point at a secret or into .git, names that are .git in
                another spelling, control characters, a leading dash
-  attributes   .gitattributes entries naming a driver the config defines
+  attributes   every filter, diff or merge driver attributes select, and where it is defined
 
 A secret-named file whose content git holds is judged by its first 64 KiB
 where the name alone is ambiguous (a .pem, a .key, a service-account JSON): a

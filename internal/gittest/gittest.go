@@ -33,7 +33,7 @@ func Home(t testing.TB, extraConfig string) string {
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	for _, v := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_CONFIG_GLOBAL", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER"} {
+	for _, v := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CONFIG_GLOBAL", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER"} {
 		t.Setenv(v, "")
 		os.Unsetenv(v)
 	}
