@@ -21,10 +21,19 @@
 //     source files that merely mention credentials (secrets.go) are not
 //     secret; exceptions belong to one rule and never free a file inside a
 //     secret folder.
+//   - A copy is as secret as the file it was made from: a name an editor,
+//     file manager, version control, backup, sync or download tool makes
+//     from another (.env copy, #.env#, key.pem.bak, .id_rsa.swp) is read
+//     back through the tools' own forms (decorations.go, each with its
+//     source) and judged by the name it was made from; a copy of a template
+//     stays readable. Reading a name back is bounded in steps, and a name
+//     that needs more is held secret (a cut-short reading could miss one).
 //
 // Known limits: the rules look at names only. A secret in a file with an
 // innocent name (config.yaml holding a password) is not found; content
-// scanning is a different tool's job. The package never opens or stats a
+// scanning is a different tool's job. Copy words outside GNOME Files'
+// translations (Finder's Japanese "のコピー") are not known, and a rotated
+// name.1 is not a copy (it would take man pages such as secrets.5). The package never opens or stats a
 // file: a caller holding a symlink must ask about what it resolves to.
 package secretfiles
 
