@@ -35,6 +35,10 @@ for d in "${deps[@]}"; do
   fi
 done
 if [ ${#need[@]} -gt 0 ]; then
+  if ! command -v apt-get >/dev/null; then
+    echo "deps: missing ${need[*]}, and this machine has no apt-get to install them with; install them with your package manager (Node.js 20 or newer) and run make test again" >&2
+    exit 1
+  fi
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
