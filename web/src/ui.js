@@ -47,6 +47,54 @@ export function allowed(method) {
   return { ok: true, why: '' };
 }
 
+// reason is what a control for method says beside it when this device may
+// not use it here, in a few words ("needs full access", "this device has
+// view access"), or '' when it may. allowed's why is the long sentence
+// behind it (the button's title).
+export function reason(method) {
+  const hello = state.hello;
+  if (!hello) return 'not connected';
+  if (!hello.methods.includes(method)) return 'not offered by this computer';
+  const need = hello.methodAccess[method];
+  if ((RANK[hello.access] || 0) < (RANK[need] || 9)) return `needs ${need} access; this device has ${hello.access || 'no'} access`;
+  if (hello.fullAccessSwitch.includes(method) && !hello.features.includes('remoteFullAccess')) return 'needs Full access for remote devices, which is off on the computer';
+  return '';
+}
+
+// disable makes button a control that cannot be used here and says why
+// where it is: disabled (and aria-disabled), the reason shown beside it in
+// words and linked as its description (aria-describedby), so a screen
+// reader says it with the button, and as its title. An empty reason
+// leaves the button as it is. It returns what to place: the button
+// itself when it is already in the page (the reason is put right after
+// it), else a span holding the button and its reason.
+//
+//   row.append(disable(h('button', {...}, 'Push'), 'no remote to push to'));
+//   disable(already, reason('git.push'));
+let whys = 0;
+export function disable(btn, why) {
+  if (!why) return btn;
+  btn.disabled = true;
+  btn.setAttribute('aria-disabled', 'true');
+  btn.title = why;
+  const id = `why-${++whys}`;
+  btn.setAttribute('aria-describedby', id);
+  const said = h('span', { class: 'why', id }, why);
+  if (btn.parentNode) {
+    btn.after(said);
+    return btn;
+  }
+  return h('span', { class: 'disabled-action' }, btn, said);
+}
+
+// action is a button for a method, disabled with its reason beside it
+// (disable) when this device may not call it; why, when given, is another
+// reason it may not (a secret file, no remote to push to).
+export function action(label, method, onclick, attrs = {}, why = '') {
+  const btn = h('button', { type: 'button', ...attrs, onclick: () => { clearNotes(); return onclick(); } }, label);
+  return disable(btn, reason(method) || why);
+}
+
 // run calls a method and shows a refusal as a note with the host's
 // sentence; it rethrows so the caller stops.
 export async function run(method, params, timeout) {
