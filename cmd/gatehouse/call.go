@@ -58,8 +58,10 @@ reply is lost, it is sent once more under the same id and the host answers
 from memory; if that is lost too, gatehouse says so rather than risk doing it
 twice.
 
-When the computer serves one project, "target" may be left out of JSON (a
-projects.list first finds it). JSON too long for the command line comes on
+"target" names the project: its id, or its folder's name as the page shows
+it; when the computer serves one project, it may be left out (a projects.list
+first finds it), and a name that is not served, or a target left out with
+several served, is refused with the list of choices. JSON too long for the command line comes on
 standard input with "-" (then give the pairing link in GATEHOUSE_LAN_LINK), or
 from a file with "@FILE" (at most 8 MiB). Examples:
 
@@ -130,9 +132,12 @@ func setupCall(fs *flag.FlagSet) func(*env, []string) int {
 		if fp, first := dev.HostFingerprint(); first {
 			fmt.Fprintf(e.stderr, "First call to %s: its key fingerprint is %s. Compare it with what 'gatehouse doctor' prints on that computer; from now on this device refuses any other key for it.\n", *host, fp)
 		}
-		params = fillCallTarget(ctx, e, m, params, func(ctx context.Context) ([]byte, error) {
+		params, err = fillCallTarget(ctx, m, params, func(ctx context.Context) ([]byte, error) {
 			return dev.Call(ctx, "projects.list", nil, wait)
 		})
+		if err != nil {
+			return usageError(e, c, "%v", err)
+		}
 		var out []byte
 		if once {
 			out, err = dev.CallOnce(ctx, args[0], params, wait)
@@ -232,11 +237,14 @@ func callLAN(e *env, rawLink string, m *rpc.Method, method string, params map[st
 		return exitFound
 	}
 	conn := se.Conn()
-	params = fillCallTarget(ctx, e, m, params, func(ctx context.Context) ([]byte, error) {
+	params, err = fillCallTarget(ctx, m, params, func(ctx context.Context) ([]byte, error) {
 		cctx, cancel := context.WithTimeout(ctx, wait)
 		defer cancel()
 		return conn.Call(cctx, "projects.list", nil)
 	})
+	if err != nil {
+		return usageError(e, named("call"), "%v", err)
+	}
 	var out []byte
 	if once {
 		out, err = conn.CallOnce(ctx, method, params, wait)

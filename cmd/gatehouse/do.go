@@ -27,18 +27,24 @@ as a device's request, with no network: for scripts, for finding out why the
 host refused something, and for security tests. Prints the reply's result as
 JSON, or the error code and sentence on standard error and exits 1.
 
---as phone is a device with the switch off (the closed gate), phone-full one
-with it on, desktop the person at the computer. --grant defaults to full, so
---as phone is the most a device can do while the switch is off.
+Without --as the caller is a phone with the switch off (the closed gate);
+phone-full is one with the switch on; desktop is the person at the computer
+(no grant applies, and --grant is refused). A phone's grant is view, the
+least, unless --grant names another: so a plain 'gatehouse do' may look at a
+checkout but change nothing in it, and 'do --as phone git.stage' is refused
+until you say --grant control.
 
 --project serves a folder (repeat for several; the current folder when none is
-given); 'projects.list' gives their ids. With one project, "target" may be left
-out of JSON. JSON too long for the command line (a files.write of a large file)
-comes on standard input with "-", or from a file with "@FILE" (at most 8 MiB).
-Examples:
+given). "target" names a project by its id or by its folder's name, as the
+page and 'projects.list' show them; with one project it may be left out. A
+target left out with several served, or naming none of them, is refused with
+the list of choices. JSON too long for the command line (a files.write of a
+large file) comes on standard input with "-", or from a file with "@FILE" (at
+most 8 MiB). Examples:
 
-    gatehouse do --as phone --grant view git.diff '{"path":"README.md"}'
-    gatehouse do --as phone-full files.write - < write.json`,
+    gatehouse do git.diff '{"path":"README.md"}'
+    gatehouse do --as phone --grant control git.stage '{"paths":["README.md"]}'
+    gatehouse do --as phone-full --grant full files.write - < write.json`,
 		setup: setupDo,
 	})
 }
@@ -55,17 +61,17 @@ func (g fixedGrant) GrantFor(string, string) trust.Grant { return trust.Grant(g)
 
 func setupDo(fs *flag.FlagSet) func(*env, []string) int {
 	as := fs.String("as", "phone", "who is calling: desktop, phone (switch off) or phone-full (switch on)")
-	grant := fs.String("grant", "full", "the device's grant: view, control or full")
+	grant := fs.String("grant", "", "a phone's grant: view, control or full (default view, the least)")
 	var projects multiFlag
 	fs.Var(&projects, "project", "a folder to serve (repeatable; default: the current folder)")
 	return func(e *env, args []string) int {
 		c := named("do")
-		g, err := trust.ParseGrant(*grant)
-		if err != nil {
-			return usageError(e, c, "%v", err)
-		}
 		if *as != "desktop" && *as != "phone" && *as != "phone-full" {
 			return usageError(e, c, "--as takes desktop, phone or phone-full")
+		}
+		g, err := doGrant(*as, *grant)
+		if err != nil {
+			return usageError(e, c, "%v", err)
 		}
 		if len(args) < 1 || len(args) > 2 {
 			return usageError(e, c, "name a method, and optionally its JSON parameters")
@@ -85,15 +91,17 @@ func setupDo(fs *flag.FlagSet) func(*env, []string) int {
 				return usageError(e, c, "%v", err)
 			}
 		}
-		params, err = defaultTarget(params, host, args[0], len(projects))
-		if err != nil {
-			return usageError(e, c, "the parameters are not a JSON object")
+		if params, err = doTarget(params, host, args[0]); err != nil {
+			return usageError(e, c, "%v", err)
 		}
 		dev := rpc.Device{ID: "gatehouse-do", Fingerprint: strings.Repeat("0", 32), Desktop: *as == "desktop"}
 		req := rpc.Request{Type: "req", ID: "do", Method: args[0], Params: params, TS: time.Now().UnixMilli(), Nonce: "gatehouse-do-nonce"}
 		res := host.Handle(context.Background(), dev, req)
 		if !res.OK {
 			fmt.Fprintf(e.stderr, "%s: %s\n", res.Code, res.Error)
+			if res.Code == "ACCESS" && *grant == "" {
+				fmt.Fprintf(e.stderr, "(gatehouse do: --as %s has the view grant unless --grant names another)\n", *as)
+			}
 			return exitFound
 		}
 		var out bytes.Buffer
@@ -125,18 +133,43 @@ func newDoHost(projects []string, g trust.Grant, switchOn bool) (*rpc.Host, func
 	return host, func() { host.Close(); targets.Close() }, nil
 }
 
-// defaultTarget fills in "target" when exactly one project is served.
-func defaultTarget(params json.RawMessage, host *rpc.Host, method string, n int) (json.RawMessage, error) {
+// doGrant is the grant of the caller --as names: a phone's --grant, or
+// view, the least, when it names none. The desktop has no grant: one named
+// for it is refused rather than ignored.
+func doGrant(as, grant string) (trust.Grant, error) {
+	switch {
+	case as == "desktop" && grant != "":
+		return trust.None, fmt.Errorf("--grant is a phone's; the desktop is the person at the computer and has none")
+	case grant == "":
+		return trust.View, nil
+	}
+	g, err := trust.ParseGrant(grant) // none too: a device with no grant, for tests
+	if err != nil {
+		return trust.None, fmt.Errorf("--grant takes view, control or full, not %q", grant)
+	}
+	return g, nil
+}
+
+// doTarget resolves "target" in params among the projects host serves, as
+// pickTarget does for 'gatehouse call'.
+func doTarget(params json.RawMessage, host *rpc.Host, method string) (json.RawMessage, error) {
 	var m map[string]any
-	if err := json.Unmarshal(params, &m); err != nil || m == nil {
-		return nil, fmt.Errorf("not an object")
+	dec := json.NewDecoder(bytes.NewReader(params))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return nil, fmt.Errorf("the parameters are not a JSON object")
 	}
 	meth, known := host.Registry().Lookup(method)
-	if _, ok := m["target"]; !ok && n == 1 && known && meth.TakesTarget() {
-		if all := host.Targets().All(); len(all) == 1 {
-			m["target"] = all[0].ID
-			return json.Marshal(m)
-		}
+	if !known || !meth.TakesTarget() {
+		return params, nil
 	}
-	return params, nil
+	var served []project
+	for _, t := range host.Targets().All() {
+		served = append(served, project{ID: t.ID, Name: t.Name})
+	}
+	filled, err := pickTarget(m, served)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(filled)
 }
