@@ -5,9 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
+	"github.com/gatehouse/gatehouse/internal/display"
 	"github.com/gatehouse/gatehouse/rpc"
+	"github.com/gatehouse/gatehouse/trust"
 )
 
 func init() {
@@ -37,9 +41,14 @@ the first line kept against what rotation recorded, so lines rotated out read
 as dropped, and a rotated file deleted, or the first lines of one cut, read as
 a broken chain. The newest lines can be cut from the end without a trace.
 
+--device names a device by its id (as the log, 'gatehouse devices' and the
+request log show it) or by the name of a device paired or granted here. A
+device that is in none of them, nor in the log, is refused with the list of
+the known ones (exit 1): a typo must not read as "no requests".
+
 --since takes a time (2026-11-30T12:00:00Z) or a duration back from now (2h).`,
 		setup: func(fs *flag.FlagSet) func(*env, []string) int {
-			device := fs.String("device", "", "only this device's requests")
+			device := fs.String("device", "", "only this device's requests: its id, or the name of a paired or granted device")
 			since := fs.String("since", "", "only requests since this time or duration ago")
 			format := formatFlag(fs, "text", "json")
 			return func(e *env, args []string) int {
@@ -57,6 +66,13 @@ a broken chain. The newest lines can be cut from the end without a trace.
 				store, code := openState(e)
 				if store == nil {
 					return code
+				}
+				if *device != "" {
+					id, code := logDevice(e, store, *device)
+					if code != exitOK {
+						return code
+					}
+					*device = id
 				}
 				r, err := rpc.OpenLog(store.Dir())
 				if err != nil {
@@ -174,4 +190,102 @@ func parseSince(s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("--since takes a time like 2026-11-30T12:00:00Z or a duration like 2h")
 	}
 	return t, nil
+}
+
+// maxKnownDevices bounds the devices a refusal lists.
+const maxKnownDevices = 20
+
+// logDevice resolves --device to the id the log names: an id or name of a
+// device paired (kept, or with the running serve) or granted here, else an
+// id found in the log itself (a device revoked since). Naming none of them,
+// it says so with the known ones and returns exitFound.
+func logDevice(e *env, store *trust.Store, want string) (string, int) {
+	names := knownDeviceNames(store)
+	if _, ok := names[want]; ok {
+		return want, exitOK
+	}
+	var byName []string
+	for id, name := range names {
+		if name != "" && strings.EqualFold(strings.TrimSpace(name), strings.TrimSpace(want)) {
+			byName = append(byName, id)
+		}
+	}
+	if len(byName) == 1 {
+		return byName[0], exitOK
+	}
+	inLog := loggedDevices(store)
+	if inLog[want] {
+		return want, exitOK
+	}
+	for id := range inLog {
+		if _, ok := names[id]; !ok {
+			names[id] = ""
+		}
+	}
+	if len(byName) > 1 {
+		sort.Strings(byName)
+		fmt.Fprintf(e.stderr, "gatehouse log: %d devices are called %q; name one by its id: %s\n", len(byName), display.Text(want), strings.Join(byName, ", "))
+		return "", exitFound
+	}
+	fmt.Fprintf(e.stderr, "gatehouse log: no device %q is paired or granted here or in the log; %s\n", display.Text(want), knownDeviceList(names))
+	return "", exitFound
+}
+
+// knownDeviceNames maps the ids of the devices paired or granted here to
+// their names: LAN pairings (the running serve's, else the kept ones) and
+// relay grants.
+func knownDeviceNames(store *trust.Store) map[string]string {
+	names := map[string]string{}
+	for _, d := range store.LAN().Devices {
+		names[d.ID] = d.Name
+	}
+	if st, err := serveStatus(store); err == nil {
+		for _, d := range st.Devices {
+			names[d.ID] = d.Name
+		}
+	}
+	for id, g := range store.Grants() {
+		names[id] = g.Name
+	}
+	return names
+}
+
+// loggedDevices is the set of device ids in the request log.
+func loggedDevices(store *trust.Store) map[string]bool {
+	seen := map[string]bool{}
+	r, err := rpc.OpenLog(store.Dir())
+	if err != nil {
+		return seen
+	}
+	defer r.Close()
+	for en, ok := r.Next(); ok; en, ok = r.Next() {
+		seen[en.Device] = true
+	}
+	return seen
+}
+
+// knownDeviceList says which devices there are, as "id (name)", sorted, at
+// most maxKnownDevices.
+func knownDeviceList(names map[string]string) string {
+	if len(names) == 0 {
+		return "no device is paired or granted here, and the log names none"
+	}
+	ids := make([]string, 0, len(names))
+	for id := range names {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var parts []string
+	for i, id := range ids {
+		if i == maxKnownDevices {
+			parts = append(parts, fmt.Sprintf("and %d more", len(ids)-i))
+			break
+		}
+		if names[id] != "" {
+			parts = append(parts, fmt.Sprintf("%s (%s)", display.Text(id), display.Text(names[id])))
+		} else {
+			parts = append(parts, display.Text(id))
+		}
+	}
+	return "known devices: " + strings.Join(parts, ", ")
 }
