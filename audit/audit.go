@@ -73,6 +73,11 @@ type Report struct {
 type Options struct {
 	Git  string // the git binary; "" for git on PATH
 	Home string // the home folder; "" for the user's
+
+	// broadOffForTest calls every file a broad secret rule matches an
+	// error, as the audit did before it read them, so a test can show the
+	// finding the content judgement lowers.
+	broadOffForTest bool
 }
 
 // Run audits the folder dir.
@@ -94,7 +99,8 @@ func Run(ctx context.Context, dir string, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &auditor{ctx: ctx, dir: canon, rep: &Report{Name: filepath.Base(canon), Findings: []Finding{}}, closed: trust.Phone(false)}
+	a := &auditor{ctx: ctx, dir: canon, rep: &Report{Name: filepath.Base(canon), Findings: []Finding{}}, closed: trust.Phone(false),
+		broadOffForTest: o.broadOffForTest}
 	if _, err := os.Lstat(filepath.Join(canon, ".git")); err != nil {
 		if repo, err := gate.OpenBare(canon, gate.Options{Git: o.Git}); err == nil {
 			defer repo.Close()
@@ -137,7 +143,8 @@ type auditor struct {
 	scope  secretfiles.Scope
 	closed trust.Trust
 	// contentReads counts the blobs read to judge ambiguous secret names.
-	contentReads int
+	contentReads    int
+	broadOffForTest bool // Options.broadOffForTest
 }
 
 // add records a finding of rule at path; about tells findings of one rule
@@ -317,7 +324,9 @@ func configLineMasked(text []byte, masked string) int {
 // secrets checks the tracked names; headOnly says how a name that only
 // HEAD has is tracked. An ambiguous name (a .pem, a .key, a service-account
 // JSON) whose blob git holds is judged by its first bytes too: a
-// certificate or a public key is a note, a private key says so.
+// certificate or a public key is a note, a private key says so. So is a
+// name a broad rule matched (*secrets*): empty, or a git ref or reflog
+// where git keeps those, it is a note (broad.go).
 func (a *auditor) secrets(repo *gate.Repo, t *gate.Tracked, match func(string) (secretfiles.Rule, bool), headOnly string) {
 	for _, list := range []struct {
 		names []string
@@ -333,6 +342,9 @@ func (a *auditor) secrets(repo *gate.Repo, t *gate.Tracked, match func(string) (
 			case contentPublic:
 				a.add("secret-name-public-content", n, r.Pattern,
 					fmt.Sprintf("%s and matches %s, but git holds %s in it, no private key: nothing to rotate", list.how, rule, what))
+			case contentInert:
+				a.add("secret-name-public-content", n, r.Pattern,
+					fmt.Sprintf("%s and matches %s, a rule for a word anywhere in a name, but git holds %s in it: nothing a secret could be, nothing to rotate", list.how, rule, what))
 			case contentPrivate:
 				a.add("secret-tracked", n, r.Pattern,
 					fmt.Sprintf("%s and matches %s, and git holds %s in it: everyone who clones the repository has it", list.how, rule, what))
@@ -344,16 +356,27 @@ func (a *auditor) secrets(repo *gate.Repo, t *gate.Tracked, match func(string) (
 	}
 }
 
-// content judges an ambiguous secret name by the blob git holds for it,
-// read through the closed gate and bounded; contentUnknown when the name
-// is not ambiguous or git holds no blob for it (deleted from the index).
+// content judges an ambiguous secret name, or one a broad rule matched,
+// by the blob git holds for it, read through the closed gate and bounded;
+// contentUnknown when the name is neither or git holds no blob for it
+// (deleted from the index).
 func (a *auditor) content(repo *gate.Repo, name string, r secretfiles.Rule) (content, string) {
-	if !contentChecked(name, ruleReason(r.Reason)) || a.contentReads >= maxContentReads {
+	checked := contentChecked(name, ruleReason(r.Reason))
+	broad := r.Broad && !a.broadOffForTest
+	if !checked && !broad || a.contentReads >= maxContentReads {
 		return contentUnknown, ""
 	}
 	a.contentReads++
 	data, truncated, err := repo.ReadTrackedBlob(a.ctx, a.closed, name, maxContent)
 	if err != nil {
+		return contentUnknown, ""
+	}
+	if broad {
+		if kind, what := judgeBroad(name, data, truncated); kind != contentUnknown {
+			return kind, what
+		}
+	}
+	if !checked {
 		return contentUnknown, ""
 	}
 	return judge(name, data, truncated)

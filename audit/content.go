@@ -23,6 +23,7 @@ const (
 	contentUnknown content = iota // the name decides: still an error
 	contentPrivate                // a private key, seen in the content
 	contentPublic                 // only certificates, public keys, or no key
+	contentInert                  // a broad rule's file holds nothing a secret could be
 )
 
 // contentChecked says whether a name is ambiguous enough that its content

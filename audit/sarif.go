@@ -54,7 +54,7 @@ var Rules = []RuleInfo{
 	{"control-char", tree, Warning, "A name holds a control character", "It can fool a terminal or a tool that prints it."},
 	{"leading-dash", tree, Note, "A name starts with a dash", "A tool that puts it where an option goes reads it as one."},
 	{"secret-name-public-content", secretFiles, Note, "A secret-named file holds only public material",
-		"The name matches a secret rule, but the blob git holds is a certificate, a public key or a JSON with no private key: nothing to rotate. Only the audit reads it; a phone below the full grant still sees its name, never its content."},
+		"The name matches a secret rule, but the blob git holds is a certificate, a public key or a JSON with no private key; or, for a rule that matches a word anywhere in a name (secrets, api_key, password), the file is empty or is a git ref or reflog kept where git keeps them (a test repository's refs/heads/remove-secrets): nothing to rotate. Only the audit reads it; a phone below the full grant still sees its name, never its content."},
 	{"config-credential", gitConfig, Error, "The git config stores a credential",
 		"An http.<url>.extraheader with an Authorization header, or a remote URL with a password in it, keeps a token in .git/config: anything that reads the git folder, and every copy of it, has it. The audit shows it masked. Remove it and rotate it; keep it in a credential helper (actions/checkout: persist-credentials: false)."},
 }
