@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -24,7 +25,7 @@ func init() {
 	register(&command{
 		name:    "devices",
 		summary: "list devices and what this computer allows each",
-		usage:   "",
+		usage:   "[--json]",
 		help: `Lists what may reach this computer. First the devices paired with the
 'gatehouse serve' running on a local address with this state folder (and a
 device waiting to pair); then the devices of this computer's relay account
@@ -32,8 +33,24 @@ device waiting to pair); then the devices of this computer's relay account
 each: none, view, control or full. A relay grant is bound to the key the device
 had when it was granted; a device whose key changed shows "key changed" and has
 no access until it is granted again. With no serve running, no relay sign-in
-and no grant, it says so and exits 1.`,
-		setup: func(fs *flag.FlagSet) func(*env, []string) int { return runDevices },
+and no grant, it says so and exits 1.
+
+--json prints one object instead, with the same exit code: serving (true
+when a serve runs with this state folder), url, lan [{id, name, grant,
+online, lastSeen, fingerprint, kept (true: a pairing kept while no serve
+runs)}], waiting [{id, code, name, from, kind ("pair" or "reconnect"),
+device, grant}], relaySignedIn, and relay [{id, name, platform, online,
+fingerprint, grant ("none", "view", "control" or "full"), keyChanged,
+onAccount, thisComputer}]. Lists are empty, never null.`,
+		setup: func(fs *flag.FlagSet) func(*env, []string) int {
+			asJSON := fs.Bool("json", false, "print one JSON object (fields above)")
+			return func(e *env, args []string) int {
+				if *asJSON {
+					return runDevicesJSON(e, args)
+				}
+				return runDevices(e, args)
+			}
+		},
 	})
 	register(&command{
 		name:    "devices link",
@@ -52,7 +69,7 @@ device ask to pair: do not paste it where others read.`,
 	register(&command{
 		name:    "devices allow",
 		summary: "allow the device whose pair code you name",
-		usage:   "CODE|REQUEST [--grant view|control|full] [--wait DURATION]",
+		usage:   "CODE|REQUEST [view|control|full | --grant view|control|full] [--wait DURATION]",
 		help: `Allows the device waiting to pair with the running 'gatehouse serve' whose pair
 code (six digits, as the device shows them: "482 051" or 482051) or request id
 you name, with the grant given (view: read-only, secret files hidden; control:
@@ -60,9 +77,11 @@ also stage and discard; full: everything, secret files shown). Name the code
 the device in your hand shows: the allow reaches that request and no other,
 so a request that arrived in its place is never allowed by mistake. Nothing
 is allowed without a name. A paired device reconnecting after a restart keeps
-its grant unless you give another. 'gatehouse devices' lists the waiting
-requests with their codes and ids; an id that starts with '-' goes after '--'
-(gatehouse devices allow --grant view -- -x1Y2).`,
+its grant unless you give another. The grant is a word after the code or
+--grant, as in 'devices grant': 'devices allow 482051 control' and 'devices
+allow 482051 --grant control' are the same. 'gatehouse devices' lists the
+waiting requests with their codes and ids; an id that starts with '-' goes
+after '--' (gatehouse devices allow --grant view -- -x1Y2).`,
 		setup: setupDevicesAllow,
 	})
 	register(&command{
@@ -77,11 +96,19 @@ this device." and the link stays as it was.`,
 	register(&command{
 		name:    "devices grant",
 		summary: "allow a device view, control or full access",
-		usage:   "ID view|control|full [--fingerprint FP]",
-		help: `Gives device ID a grant on this computer, bound to the key the relay shows
-for it now. Compare the fingerprint printed here with the one the device showed
-when it signed in ('gatehouse login' prints it), or pass it with --fingerprint
-to refuse any other key.
+		usage:   "ID (view|control|full | --grant view|control|full) [--fingerprint FP]",
+		help: `Gives device ID a grant on this computer, or changes the one it has: a LAN
+device paired with 'gatehouse serve' (lan-…; its pairing is kept, and so are
+its secrets: no new pair code) or a device of the relay account. The grant is
+a word after the id or --grant, as in 'devices allow': 'devices grant ID
+full' and 'devices grant ID --grant full' are the same.
+
+A relay grant is bound to the key the relay shows for the device now. Compare
+the fingerprint printed here with the one the device showed when it signed
+in ('gatehouse login' prints it), or pass it with --fingerprint to refuse any
+other key. A LAN device's grant stays bound to the secrets its pairing
+agreed (--fingerprint, if given, must name them as 'gatehouse devices --json'
+shows them).
 
   view     read-only methods; secret files hidden
   control  also stage and discard; secret files hidden
@@ -89,7 +116,8 @@ to refuse any other key.
            files shown
 
 What a grant allows in a repository also depends on the switch (gatehouse
-access). A running 'gatehouse serve' sees the change at its next request.`,
+access). A running 'gatehouse serve' sees the change at the device's next
+request; with none running, the kept pairing is changed for the next one.`,
 		setup: setupDevicesGrant,
 	})
 	register(&command{
@@ -106,10 +134,13 @@ account ('gatehouse devices remove' takes it off).`,
 		name:    "devices name",
 		summary: "give a paired device a name you choose",
 		usage:   "ID NAME",
-		help: `Names the LAN device ID, paired with the running 'gatehouse serve', so the
-devices can be told apart ("Ann's phone"); the name is kept with the pairing.
-A device that pairs again under the name of a paired one replaces it (the
-pair request says so), so re-pairing never fills the device limit.`,
+		help: `Names device ID so the devices can be told apart ("Ann's phone"): a LAN device
+paired with 'gatehouse serve' (the running one's, or the pairing kept for the
+next), the name kept with the pairing; or a relay device with a grant here,
+the name kept with the grant (the relay's own name for it is unchanged). A
+device that pairs again under the name of a paired one replaces it (the
+pair request says so), so re-pairing never fills the device limit; two
+paired devices never share a name.`,
 		setup: func(fs *flag.FlagSet) func(*env, []string) int { return runDevicesName },
 	})
 	register(&command{
@@ -310,6 +341,12 @@ func setupDevicesAllow(fs *flag.FlagSet) func(*env, []string) int {
 	wait := fs.Duration("wait", 0, "wait this long for a request with that code to arrive (for scripts)")
 	return func(e *env, args []string) int {
 		c := named("devices allow")
+		if len(args) >= 2 && isGrantWord(args[len(args)-1]) {
+			if *grant != "" && *grant != args[len(args)-1] {
+				return usageError(e, c, "two grants named: %q and --grant %q", args[len(args)-1], *grant)
+			}
+			*grant, args = args[len(args)-1], args[:len(args)-1]
+		}
 		if len(args) == 0 {
 			return usageError(e, c, "name the request to allow: the pair code the device shows (or the request id that 'gatehouse devices' lists)")
 		}
@@ -384,16 +421,122 @@ func runDevicesDeny(e *env, args []string) int {
 	return exitOK
 }
 
+// grantLAN gives the LAN device id grant g: through the running serve, or
+// in the pairing kept for the next one when none runs. done is false when
+// id is not a LAN device here (it may be a relay device).
+func grantLAN(e *env, id string, g trust.Grant, wantFP string) (code int, done bool) {
+	store, code := openState(e)
+	if store == nil {
+		return code, true
+	}
+	fp, known := lanFingerprint(store, id)
+	if !known {
+		return 0, false
+	}
+	if wantFP != "" && wantFP != fp {
+		fmt.Fprintf(e.stderr, "gatehouse devices grant: %s's pairing has fingerprint %s, not %s; not granted\n", shown(id), fp, wantFP)
+		return exitFound, true
+	}
+	_, err := lan.Control(store.Dir(), lan.ControlRequest{Op: "grant", Device: id, Grant: g.String()})
+	switch {
+	case err == nil:
+		fmt.Fprintf(e.stdout, "Granted %s %s access; its next request runs with it.\n", shown(id), g)
+		return exitOK, true
+	case errors.Is(err, lan.ErrNoServe):
+		if err := updateKept(store, id, func(d *trust.LANDevice) { d.Grant = g }); err != nil {
+			fmt.Fprintf(e.stderr, "gatehouse devices grant: %v\n", err)
+			return exitUsage, true
+		}
+		fmt.Fprintf(e.stdout, "Granted %s %s access, kept for when serve runs.\n", shown(id), g)
+		return exitOK, true
+	}
+	fmt.Fprintf(e.stderr, "gatehouse devices grant: %s\n", personal(err))
+	return exitFound, true
+}
+
+// lanFingerprint is the fingerprint of LAN device id's pairing: the
+// running serve's, else the kept one's. known is false when neither has it.
+func lanFingerprint(store *trust.Store, id string) (fp string, known bool) {
+	ans, err := lan.Control(store.Dir(), lan.ControlRequest{Op: "status"})
+	if err == nil {
+		for _, d := range ans.Status.Devices {
+			if d.ID == id {
+				return d.Fingerprint, true
+			}
+		}
+		return "", false
+	}
+	if errors.Is(err, lan.ErrServeSilent) {
+		return "", true // it may hold the device: the grant op says so
+	}
+	for _, d := range store.LAN().Devices {
+		if d.ID == id {
+			return d.Fingerprint, true
+		}
+	}
+	return "", false
+}
+
+// updateKept changes LAN device id in the pairings kept for the next serve,
+// while none runs.
+func updateKept(store *trust.Store, id string, change func(*trust.LANDevice)) error {
+	st := store.LAN()
+	for i := range st.Devices {
+		if st.Devices[i].ID == id {
+			change(&st.Devices[i])
+			return store.SaveLAN(st)
+		}
+	}
+	return fmt.Errorf("no kept pairing %q", id)
+}
+
+// renameKept names a kept LAN pairing while no serve runs. done is false
+// when id is not one; msg says why a name was refused.
+func renameKept(store *trust.Store, id, name string) (done bool, msg string) {
+	st := store.LAN()
+	found := false
+	for _, d := range st.Devices {
+		// One name, one device, as the pairing judges names.
+		if d.ID != id && strings.EqualFold(strings.TrimSpace(d.Name), name) {
+			return true, fmt.Sprintf("another paired device, %s, is called %q", shown(d.ID), display.Text(d.Name))
+		}
+		found = found || d.ID == id
+	}
+	if !found {
+		return false, ""
+	}
+	if err := updateKept(store, id, func(d *trust.LANDevice) { d.Name = name }); err != nil {
+		return true, err.Error()
+	}
+	return true, ""
+}
+
+// isGrantWord reports whether arg names a grant a device may be given.
+func isGrantWord(arg string) bool {
+	g, err := trust.ParseGrant(arg)
+	return err == nil && g != trust.None
+}
+
 func setupDevicesGrant(fs *flag.FlagSet) func(*env, []string) int {
 	want := fs.String("fingerprint", "", "refuse unless the device's key has this fingerprint")
+	flagGrant := fs.String("grant", "", "view, control or full (or as a word after the id)")
 	return func(e *env, args []string) int {
 		c := named("devices grant")
-		if len(args) != 2 {
+		word := *flagGrant
+		switch {
+		case len(args) == 2 && word != "" && word != args[1]:
+			return usageError(e, c, "two grants named: %q and --grant %q", args[1], word)
+		case len(args) == 2:
+			word = args[1]
+		case len(args) != 1 || word == "":
 			return usageError(e, c, "name a device id and a grant: view, control or full")
 		}
-		g, err := trust.ParseGrant(args[1])
+		g, err := trust.ParseGrant(word)
 		if err != nil || g == trust.None {
-			return usageError(e, c, "the grant is view, control or full, not %q", args[1])
+			return usageError(e, c, "the grant is view, control or full, not %q", word)
+		}
+		if code, done := grantLAN(e, args[0], g, *want); done {
+			return code
 		}
 		id, store, code := identity(e)
 		if id == nil {
@@ -401,7 +544,7 @@ func setupDevicesGrant(fs *flag.FlagSet) func(*env, []string) int {
 		}
 		devs, err := relayDevices(id)
 		if err != nil || devs == nil {
-			fmt.Fprintln(e.stderr, "gatehouse devices grant: this computer is not signed in to a relay (gatehouse login --relay URL)")
+			fmt.Fprintf(e.stderr, "gatehouse devices grant: no device %q is paired here, and this computer is not signed in to a relay (gatehouse login --relay URL); %s\n", shown(args[0]), knownDeviceList(knownDeviceNames(store)))
 			return exitFound
 		}
 		for _, d := range devs {
@@ -424,7 +567,7 @@ func setupDevicesGrant(fs *flag.FlagSet) func(*env, []string) int {
 			fmt.Fprintf(e.stdout, "Granted %s (%s) %s access, bound to key %s.\n", shown(d.ID), shown(d.Name), g, fp)
 			return exitOK
 		}
-		fmt.Fprintf(e.stderr, "gatehouse devices grant: no device %q on this relay account ('gatehouse devices' lists them)\n", args[0])
+		fmt.Fprintf(e.stderr, "gatehouse devices grant: no device %q is paired here or on this relay account ('gatehouse devices' lists them)\n", shown(args[0]))
 		return exitFound
 	}
 }
@@ -482,23 +625,50 @@ func forgotKept(store *trust.Store, id string) bool {
 }
 
 func runDevicesName(e *env, args []string) int {
+	c := named("devices name")
 	if len(args) != 2 {
-		return usageError(e, named("devices name"), "give a device id and its new name")
+		return usageError(e, c, "give a device id and its new name")
 	}
-	if n := utf8.RuneCountInString(strings.TrimSpace(args[1])); n == 0 || n > 64 {
-		return usageError(e, named("devices name"), "a name has 1 to 64 characters")
+	name := strings.TrimSpace(args[1])
+	if n := utf8.RuneCountInString(name); n == 0 || n > 64 || lan.CleanName(name) != name {
+		return usageError(e, c, "a name has 1 to 64 characters, none of them a control character")
 	}
 	store, code := openState(e)
 	if store == nil {
 		return code
 	}
-	ans, err := lan.Control(store.Dir(), lan.ControlRequest{Op: "rename", Device: args[0], Name: args[1]})
-	if err != nil {
+	_, err := lan.Control(store.Dir(), lan.ControlRequest{Op: "rename", Device: args[0], Name: name})
+	switch {
+	case err == nil:
+		fmt.Fprintf(e.stdout, "%s is now %q.\n", shown(args[0]), display.Text(name))
+		return exitOK
+	case errors.Is(err, lan.ErrServeSilent):
+		fmt.Fprintf(e.stderr, "gatehouse devices name: %v\n", err)
+		return exitFound
+	case errors.Is(err, lan.ErrNoServe):
+		if done, msg := renameKept(store, args[0], name); done {
+			if msg != "" {
+				fmt.Fprintf(e.stderr, "gatehouse devices name: %s\n", msg)
+				return exitFound
+			}
+			fmt.Fprintf(e.stdout, "%s is now %q (kept for when serve runs).\n", shown(args[0]), display.Text(name))
+			return exitOK
+		}
+	case !lan.IsNotPaired(err):
 		fmt.Fprintf(e.stderr, "gatehouse devices name: %s\n", personal(err))
 		return exitFound
 	}
-	_ = ans
-	fmt.Fprintf(e.stdout, "%s is now %q.\n", shown(args[0]), display.Text(args[1]))
+	g, granted := store.Grants()[args[0]]
+	if !granted {
+		fmt.Fprintf(e.stderr, "gatehouse devices name: no device %q is paired or granted here; %s\n", shown(args[0]), knownDeviceList(knownDeviceNames(store)))
+		return exitFound
+	}
+	g.Name = name
+	if err := store.SetGrant(args[0], g); err != nil {
+		fmt.Fprintf(e.stderr, "gatehouse devices name: %v\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(e.stdout, "%s is now %q on this computer.\n", shown(args[0]), display.Text(name))
 	return exitOK
 }
 
@@ -517,4 +687,125 @@ func runDevicesRemove(e *env, args []string) int {
 	_ = store.Revoke(args[0])
 	fmt.Fprintf(e.stdout, "Removed %s from the relay account; its tokens no longer work.\n", args[0])
 	return exitOK
+}
+
+// devicesReport is 'gatehouse devices --json'.
+type devicesReport struct {
+	Serving       bool               `json:"serving"`
+	URL           string             `json:"url,omitempty"`
+	LAN           []devicesLAN       `json:"lan"`
+	Waiting       []devicesWaiting   `json:"waiting"`
+	RelaySignedIn bool               `json:"relaySignedIn"`
+	Relay         []devicesRelayItem `json:"relay"`
+}
+
+type devicesLAN struct {
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Grant       string    `json:"grant"`
+	Online      bool      `json:"online"`
+	LastSeen    time.Time `json:"lastSeen"`
+	Fingerprint string    `json:"fingerprint"`
+	Kept        bool      `json:"kept"`
+}
+
+type devicesWaiting struct {
+	ID     string `json:"id"`
+	Code   string `json:"code"`
+	Name   string `json:"name"`
+	From   string `json:"from"`
+	Kind   string `json:"kind"`
+	Device string `json:"device,omitempty"`
+	Grant  string `json:"grant,omitempty"`
+}
+
+type devicesRelayItem struct {
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	Platform     string `json:"platform"`
+	Online       bool   `json:"online"`
+	Fingerprint  string `json:"fingerprint"`
+	Grant        string `json:"grant"`
+	KeyChanged   bool   `json:"keyChanged"`
+	OnAccount    bool   `json:"onAccount"`
+	ThisComputer bool   `json:"thisComputer"`
+}
+
+// runDevicesJSON is runDevices as one JSON object, with its exit codes.
+func runDevicesJSON(e *env, args []string) int {
+	if len(args) > 0 {
+		return usageError(e, named("devices"), "unexpected argument %q", args[0])
+	}
+	id, store, code := identity(e)
+	if id == nil {
+		return code
+	}
+	rep := devicesReport{LAN: []devicesLAN{}, Waiting: []devicesWaiting{}, Relay: []devicesRelayItem{}}
+	ans, err := lan.Control(store.Dir(), lan.ControlRequest{Op: "status"})
+	switch {
+	case err == nil:
+		st := ans.Status
+		rep.Serving, rep.URL = true, st.URL
+		for _, d := range st.Devices {
+			rep.LAN = append(rep.LAN, devicesLAN{ID: d.ID, Name: d.Name, Grant: d.Grant.String(), Online: slices.Contains(st.Online, d.ID),
+				LastSeen: d.LastSeen, Fingerprint: d.Fingerprint})
+		}
+		for _, r := range st.Requests {
+			w := devicesWaiting{ID: r.ID, Code: r.Code, Name: r.Name, From: r.From, Kind: "pair"}
+			if r.Kind == lan.KindReconnect {
+				w.Kind, w.Device, w.Grant = "reconnect", r.Device, r.Grant.String()
+			}
+			rep.Waiting = append(rep.Waiting, w)
+		}
+	case errors.Is(err, lan.ErrServeSilent):
+		fmt.Fprintf(e.stderr, "gatehouse devices: %v\n", err)
+		return exitFound
+	default:
+		for _, d := range store.LAN().Devices {
+			rep.LAN = append(rep.LAN, devicesLAN{ID: d.ID, Name: d.Name, Grant: d.Grant.String(), LastSeen: d.LastSeen, Fingerprint: d.Fingerprint, Kept: true})
+		}
+	}
+	devs, err := relayDevices(id)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gatehouse devices: %s\n", trimRelay(err))
+		return exitFound
+	}
+	rep.RelaySignedIn = devs != nil
+	rep.Relay = relayItems(id, store, devs)
+	b, _ := json.MarshalIndent(rep, "", "  ")
+	fmt.Fprintln(e.stdout, string(b))
+	if !rep.Serving && len(rep.LAN) == 0 && len(rep.Relay) == 0 && !rep.RelaySignedIn {
+		return exitFound // nothing to list, as the text says on standard error
+	}
+	return exitOK
+}
+
+// relayItems lists the account's devices with this computer's grant for
+// each, then the grants of devices no longer on the account.
+func relayItems(id *relay.Identity, store *trust.Store, devs []relay.Device) []devicesRelayItem {
+	out := []devicesRelayItem{}
+	grants := store.Grants()
+	me := id.Profile().DeviceID
+	seen := map[string]bool{}
+	for _, d := range devs {
+		seen[d.ID] = true
+		it := devicesRelayItem{ID: d.ID, Name: d.Name, Platform: d.Platform, Online: d.Online, Fingerprint: fingerprintOf(d),
+			Grant: "none", OnAccount: true, ThisComputer: d.ID == me}
+		if g, ok := grants[d.ID]; ok {
+			it.Grant, it.KeyChanged = g.Grant.String(), g.Fingerprint != it.Fingerprint
+		}
+		out = append(out, it)
+	}
+	var rest []string
+	for gid := range grants {
+		if !seen[gid] {
+			rest = append(rest, gid)
+		}
+	}
+	sort.Strings(rest)
+	for _, gid := range rest {
+		g := grants[gid]
+		out = append(out, devicesRelayItem{ID: gid, Name: g.Name, Fingerprint: g.Fingerprint, Grant: g.Grant.String()})
+	}
+	return out
 }

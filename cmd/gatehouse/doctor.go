@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"sort"
+	"time"
 
 	"github.com/gatehouse/gatehouse/fsguard"
 	"github.com/gatehouse/gatehouse/gate"
@@ -21,7 +24,7 @@ func init() {
 	register(&command{
 		name:    "doctor",
 		summary: "say what protects this computer right now",
-		usage:   "",
+		usage:   "[--json]",
 		help: `Reports what protects this computer right now: how files are opened
 (openat2 or the fallback walk), the kernel's walls around a phone's git
 (Landlock's ABI or "missing", the memory bound, the git folder's shape
@@ -31,28 +34,166 @@ any state file is unreadable (and so treated as empty), the Full access
 switch, the devices with a grant, what the running serve serves (as
 'gatehouse status' says), and the relay sign-ins (this computer as a
 host, with the key fingerprint a calling device compares, and the device
-'gatehouse call' uses). Exits 1 when something needs attention.`,
-		setup: func(fs *flag.FlagSet) func(*env, []string) int { return runDoctor },
+'gatehouse call' uses). Exits 1 when something needs attention.
+
+The devices with a grant are every device that may reach this computer: the
+LAN devices paired with serve (the running one's, else the pairings kept for
+the next) and the relay devices granted here.
+
+--json prints one object instead, with the same exit code: version, os,
+arch, fileOpens, git {version, path, lazyFetchSwitch} (null when git is not
+found), stateFolder, landlock, landlockEnforced, memoryBound,
+memoryTotalMiB, processes [{what, walls}], fullAccess, devices [{id, name,
+grant, transport ("lan" or "relay"), fingerprint}], serve {url, kind,
+started, served [{id, name, path, kind}], online [ids], waiting} (null when
+none runs; never the pairing link), relay [{role ("host" or
+"call"), url, signedIn, account, deviceId, fingerprint}], problems (the
+sentences marked "!" in the text) and ok.`,
+		setup: func(fs *flag.FlagSet) func(*env, []string) int {
+			asJSON := fs.Bool("json", false, "print one JSON object (fields above)")
+			return func(e *env, args []string) int { return runDoctor(e, args, *asJSON) }
+		},
 	})
 }
 
-func runDoctor(e *env, args []string) int {
+// doctorReport is what doctor found, as --json prints it.
+type doctorReport struct {
+	Version          string          `json:"version"`
+	OS               string          `json:"os"`
+	Arch             string          `json:"arch"`
+	FileOpens        string          `json:"fileOpens"`
+	Git              *doctorGit      `json:"git"`
+	StateFolder      string          `json:"stateFolder"`
+	Landlock         string          `json:"landlock"`
+	LandlockEnforced bool            `json:"landlockEnforced"`
+	MemoryBound      string          `json:"memoryBound"`
+	MemoryTotalMiB   int64           `json:"memoryTotalMiB"`
+	Processes        []doctorProcess `json:"processes"`
+	FullAccess       bool            `json:"fullAccess"`
+	Devices          []doctorDevice  `json:"devices"`
+	Serve            *doctorServe    `json:"serve"`
+	Relay            []doctorRelay   `json:"relay"`
+	Problems         []string        `json:"problems"`
+	OK               bool            `json:"ok"`
+}
+
+// doctorServe is what the running serve does; never its pairing link,
+// whose key lets a device ask to pair (doctor's output is pasted into bug
+// reports).
+type doctorServe struct {
+	URL     string             `json:"url"`
+	Kind    lan.Kind           `json:"kind"`
+	Started time.Time          `json:"started"`
+	Served  []lan.ServedFolder `json:"served"`
+	Online  []string           `json:"online"`
+	Waiting int                `json:"waiting"` // pair requests waiting
+}
+
+func newDoctorServe(st *lan.Status) *doctorServe {
+	if st == nil {
+		return nil
+	}
+	return &doctorServe{URL: st.URL, Kind: st.Kind, Started: st.Started, Served: append([]lan.ServedFolder{}, st.Served...),
+		Online: append([]string{}, st.Online...), Waiting: len(st.Requests)}
+}
+
+type doctorGit struct {
+	Version         string `json:"version"`
+	Path            string `json:"path"`
+	LazyFetchSwitch bool   `json:"lazyFetchSwitch"`
+}
+
+type doctorProcess struct {
+	What  string `json:"what"`
+	Walls string `json:"walls"`
+}
+
+// doctorDevice is a device that may reach this computer.
+type doctorDevice struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Grant       string `json:"grant"`
+	Transport   string `json:"transport"` // lan or relay
+	Fingerprint string `json:"fingerprint"`
+}
+
+type doctorRelay struct {
+	Role        string `json:"role"` // host or call
+	URL         string `json:"url"`
+	SignedIn    bool   `json:"signedIn"`
+	Account     string `json:"account,omitempty"`
+	DeviceID    string `json:"deviceId,omitempty"`
+	Fingerprint string `json:"fingerprint,omitempty"`
+}
+
+// grantedDevices lists every device with a grant here: the LAN pairings
+// (the running serve's when st is not nil, else the kept ones), then the
+// relay grants, each sorted by id.
+func grantedDevices(store *trust.Store, st *lan.Status) []doctorDevice {
+	out := []doctorDevice{}
+	if st != nil {
+		for _, d := range st.Devices {
+			out = append(out, doctorDevice{ID: d.ID, Name: d.Name, Grant: d.Grant.String(), Transport: "lan", Fingerprint: d.Fingerprint})
+		}
+	} else {
+		for _, d := range store.LAN().Devices {
+			out = append(out, doctorDevice{ID: d.ID, Name: d.Name, Grant: d.Grant.String(), Transport: "lan", Fingerprint: d.Fingerprint})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	grants := store.Grants()
+	ids := make([]string, 0, len(grants))
+	for id := range grants {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		g := grants[id]
+		out = append(out, doctorDevice{ID: id, Name: g.Name, Grant: g.Grant.String(), Transport: "relay", Fingerprint: g.Fingerprint})
+	}
+	return out
+}
+
+func runDoctor(e *env, args []string, asJSON bool) int {
 	if len(args) > 0 {
 		return usageError(e, named("doctor"), "takes no arguments")
 	}
+	out := e.stdout
+	if asJSON {
+		out = io.Discard
+	}
+	rep := &doctorReport{Version: version, OS: runtime.GOOS, Arch: runtime.GOARCH, FileOpens: fsguard.Mechanism(),
+		Processes: []doctorProcess{}, Devices: []doctorDevice{}, Relay: []doctorRelay{}, Problems: []string{}}
+	code := doctorChecks(e, out, rep)
+	if code == exitUsage {
+		return code
+	}
+	rep.OK = code == exitOK
+	if asJSON {
+		b, _ := json.MarshalIndent(rep, "", "  ")
+		fmt.Fprintln(e.stdout, string(b))
+	}
+	return code
+}
+
+// doctorChecks writes the text report to out while it fills rep; it
+// returns the exit code.
+func doctorChecks(e *env, out io.Writer, rep *doctorReport) int {
 	code := exitOK
 	warn := func(format string, a ...any) {
-		fmt.Fprintf(e.stdout, "  ! "+format+"\n", a...)
+		fmt.Fprintf(out, "  ! "+format+"\n", a...)
+		rep.Problems = append(rep.Problems, fmt.Sprintf(format, a...))
 		code = exitFound
 	}
-	fmt.Fprintf(e.stdout, "gatehouse %s on %s/%s\n", version, runtime.GOOS, runtime.GOARCH)
-	fmt.Fprintf(e.stdout, "file opens: %s\n", fsguard.Mechanism())
+	fmt.Fprintf(out, "gatehouse %s on %s/%s\n", version, runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(out, "file opens: %s\n", fsguard.Mechanism())
 	if v, path, err := gate.Version(context.Background(), ""); err != nil {
 		warn("git: not found or not runnable (%v); gatehouse needs git on PATH", err)
 	} else {
-		fmt.Fprintf(e.stdout, "git: %s (%s)\n", v, path)
+		rep.Git = &doctorGit{Version: v, Path: path, LazyFetchSwitch: gate.LazyFetchSwitch(v)}
+		fmt.Fprintf(out, "git: %s (%s)\n", v, path)
 		if !gate.LazyFetchSwitch(v) {
-			fmt.Fprintln(e.stdout, "  this git has no GIT_NO_LAZY_FETCH (2.44+): partial clones are refused for phones instead")
+			fmt.Fprintln(out, "  this git has no GIT_NO_LAZY_FETCH (2.44+): partial clones are refused for phones instead")
 		}
 	}
 
@@ -60,7 +201,8 @@ func runDoctor(e *env, args []string) int {
 	if store == nil {
 		return c
 	}
-	fmt.Fprintf(e.stdout, "state folder: %s\n", store.Dir())
+	rep.StateFolder = store.Dir()
+	fmt.Fprintf(out, "state folder: %s\n", store.Dir())
 	if err := trust.CheckFolder(store.Dir()); err != nil {
 		warn("%v ('gatehouse serve' refuses to run on it)", err)
 	}
@@ -77,48 +219,53 @@ func runDoctor(e *env, args []string) int {
 	}
 	set := store.Settings()
 	walls := gate.Walls("", gate.Options{MemoryLimitMiB: set.GitMemoryLimitMiB})
-	fmt.Fprintf(e.stdout, "kernel wall (Landlock): %s\n", walls.Landlock)
+	rep.Landlock, rep.LandlockEnforced, rep.MemoryBound = walls.Landlock, walls.Enforced && !walls.Broken, walls.Memory
+	fmt.Fprintf(out, "kernel wall (Landlock): %s\n", walls.Landlock)
 	if walls.Broken {
 		warn("the kernel claims Landlock but did not enforce it in gatehouse's self-test: every git call of a phone with Full access off is refused")
 	} else if !walls.Enforced {
-		fmt.Fprintln(e.stdout, "  closed git children run without the kernel wall here; the gates and the git folder's shape check still apply")
+		fmt.Fprintln(out, "  closed git children run without the kernel wall here; the gates and the git folder's shape check still apply")
 	}
-	fmt.Fprintf(e.stdout, "memory bound: %s\n", walls.Memory)
+	fmt.Fprintf(out, "memory bound: %s\n", walls.Memory)
 	budget := gate.NewMemoryBudget(set.GitMemoryTotalMiB, set.GitMemoryLimitMiB)
-	fmt.Fprintf(e.stdout, "memory of all closed children at once: at most %d MiB (gitMemoryTotalMiB in settings.json; default half of this computer's memory)\n", budget.Total()>>20)
-	fmt.Fprintln(e.stdout, "git folder shape check: before every closed call")
-	fmt.Fprintln(e.stdout, "processes gatehouse starts, and their walls:")
+	rep.MemoryTotalMiB = budget.Total() >> 20
+	fmt.Fprintf(out, "memory of all closed children at once: at most %d MiB (gitMemoryTotalMiB in settings.json; default half of this computer's memory)\n", budget.Total()>>20)
+	fmt.Fprintln(out, "git folder shape check: before every closed call")
+	fmt.Fprintln(out, "processes gatehouse starts, and their walls:")
 	for _, p := range gate.Processes(walls, budget) {
-		fmt.Fprintf(e.stdout, "  %s: %s\n", p.What, p.Walls)
+		rep.Processes = append(rep.Processes, doctorProcess{What: p.What, Walls: p.Walls})
+		fmt.Fprintf(out, "  %s: %s\n", p.What, p.Walls)
 	}
-	if store.FullAccess() {
-		fmt.Fprintln(e.stdout, "Full access for remote devices: on (phones run git as you do, hooks included)")
+	rep.FullAccess = store.FullAccess()
+	if rep.FullAccess {
+		fmt.Fprintln(out, "Full access for remote devices: on (phones run git as you do, hooks included)")
 	} else {
-		fmt.Fprintln(e.stdout, "Full access for remote devices: off (phones get the closed gate)")
+		fmt.Fprintln(out, "Full access for remote devices: off (phones get the closed gate)")
 	}
-	grants := store.Grants()
-	ids := make([]string, 0, len(grants))
-	for id := range grants {
-		ids = append(ids, id)
+	st, serr := serveStatus(store)
+	if serr != nil {
+		st = nil
 	}
-	sort.Strings(ids)
-	fmt.Fprintf(e.stdout, "devices with a grant: %d\n", len(ids))
-	for _, id := range ids {
-		g := grants[id]
-		fmt.Fprintf(e.stdout, "  %s  %-7s key %s  %s\n", display.Text(id), g.Grant, g.Fingerprint, display.Text(g.Name))
+	rep.Serve = newDoctorServe(st)
+	rep.Devices = grantedDevices(store, st)
+	fmt.Fprintf(out, "devices with a grant: %d\n", len(rep.Devices))
+	for _, d := range rep.Devices {
+		fmt.Fprintf(out, "  %s  %-5s %-7s key %s  %s\n", display.Text(d.ID), d.Transport, d.Grant, d.Fingerprint, display.Text(d.Name))
 	}
-	switch st, err := serveStatus(store); {
-	case err == nil:
-		printServeStatus(e, st)
-	case errors.Is(err, lan.ErrServeSilent):
-		warn("serve: %v", err)
+	quiet := *e
+	quiet.stdout = out
+	switch {
+	case serr == nil:
+		printServeStatus(&quiet, st)
+	case errors.Is(serr, lan.ErrServeSilent):
+		warn("serve: %v", serr)
 	default:
-		fmt.Fprintln(e.stdout, "serve: not running with this state folder")
-		printKeptLAN(e, store)
+		fmt.Fprintln(out, "serve: not running with this state folder")
+		printKeptLAN(&quiet, store)
 	}
-	for _, r := range []struct{ role, label, login string }{
-		{relay.HostRole, "relay", "gatehouse login"},
-		{relay.ClientRole, "relay for calls", "gatehouse login --for call"},
+	for _, r := range []struct{ role, name, label, login string }{
+		{relay.HostRole, "host", "relay", "gatehouse login"},
+		{relay.ClientRole, "call", "relay for calls", "gatehouse login --for call"},
 	} {
 		id, err := relay.OpenRole(store.Dir(), r.role)
 		if err != nil {
@@ -126,17 +273,20 @@ func runDoctor(e *env, args []string) int {
 			continue
 		}
 		p := id.Profile()
+		rr := doctorRelay{Role: r.name, URL: p.URL}
 		if p.URL == "" {
-			fmt.Fprintf(e.stdout, "%s: not signed in\n", r.label)
+			fmt.Fprintf(out, "%s: not signed in\n", r.label)
 		} else if _, err := id.Token(); err != nil {
-			fmt.Fprintf(e.stdout, "%s: signed out of %s (%s --relay %s)\n", r.label, p.URL, r.login, p.URL)
+			fmt.Fprintf(out, "%s: signed out of %s (%s --relay %s)\n", r.label, p.URL, r.login, p.URL)
 		} else if key, err := id.Key(); err == nil {
 			// The relay chose the account name: shown disarmed.
-			fmt.Fprintf(e.stdout, "%s: %s as %s, device %s, key %s\n", r.label, p.URL, display.Text(p.Account.Login), p.DeviceID, trust.Fingerprint(key.PublicKey().Bytes()))
+			rr.SignedIn, rr.Account, rr.DeviceID, rr.Fingerprint = true, p.Account.Login, p.DeviceID, trust.Fingerprint(key.PublicKey().Bytes())
+			fmt.Fprintf(out, "%s: %s as %s, device %s, key %s\n", r.label, p.URL, display.Text(p.Account.Login), p.DeviceID, trust.Fingerprint(key.PublicKey().Bytes()))
 		}
+		rep.Relay = append(rep.Relay, rr)
 	}
 	if code == exitOK {
-		fmt.Fprintln(e.stdout, "ok")
+		fmt.Fprintln(out, "ok")
 	}
 	return code
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gatehouse/gatehouse/trust"
@@ -25,9 +26,9 @@ const ControlSocket = "control.sock"
 
 // ControlRequest is one command.
 type ControlRequest struct {
-	Op      string `json:"op"`                // status, allow, deny, revoke, rotate, rename
+	Op      string `json:"op"`                // status, allow, deny, revoke, rotate, rename, grant
 	Request string `json:"request,omitempty"` // allow, deny: the request's pair code or id
-	Grant   string `json:"grant,omitempty"`
+	Grant   string `json:"grant,omitempty"`   // allow, grant
 	Device  string `json:"device,omitempty"`
 	Name    string `json:"name,omitempty"` // rename: the new name
 }
@@ -111,13 +112,22 @@ func (s *Server) control(c *net.UnixConn) {
 		}
 	case "revoke":
 		if !p.Revoke(req.Device) {
-			ans.Error = fmt.Sprintf("no paired device %q", req.Device)
+			ans.Error = fmt.Sprintf("%s %q", notPaired, req.Device)
 		}
 	case "rotate":
 		p.Rotate()
+	case "grant":
+		g, err := trust.ParseGrant(req.Grant)
+		if err != nil || g == trust.None {
+			ans.Error = "the grant is view, control or full"
+		} else if !p.SetGrant(req.Device, g) {
+			ans.Error = fmt.Sprintf("%s %q", notPaired, req.Device)
+		}
 	case "rename":
-		if !p.Rename(req.Device, cleanName(req.Name)) {
-			ans.Error = fmt.Sprintf("no paired device %q, or another device has that name", req.Device)
+		if st, _ := p.Status(); !slices.ContainsFunc(st.Devices, func(d Device) bool { return d.ID == req.Device }) {
+			ans.Error = fmt.Sprintf("%s %q", notPaired, req.Device)
+		} else if !p.Rename(req.Device, cleanName(req.Name)) {
+			ans.Error = "another paired device has that name"
 		}
 	default:
 		ans.Error = fmt.Sprintf("unknown op %q", req.Op)
@@ -148,6 +158,21 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	k, err := l.c.Read(p)
 	l.n -= k
 	return k, err
+}
+
+// CleanName is a device name as a pairing keeps it: control characters
+// dropped, at most 64 characters ('gatehouse devices name' on a kept pairing
+// or a relay grant keeps names as the serve would).
+func CleanName(n string) string { return cleanName(n) }
+
+// notPaired begins the answer to a command naming a device that is not
+// paired with this serve (IsNotPaired).
+const notPaired = "no paired device"
+
+// IsNotPaired reports whether err, from Control, says the device named is
+// not paired with the running serve (it may be a relay device).
+func IsNotPaired(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), notPaired+" ")
 }
 
 // ErrNoServe: no serve is running in this state folder.

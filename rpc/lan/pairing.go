@@ -422,6 +422,32 @@ func (p *Pairing) Revoke(id string) bool {
 	return ok
 }
 
+// SetGrant changes a paired device's grant, as the person at the computer
+// chose ('gatehouse devices grant'): the host asks GrantFor at each
+// request, so its next one runs with it. The pairing's secrets are kept: the
+// grant stays bound to them. A waiting reconnect of the device shows the
+// new grant. None is refused: unpairing is Revoke.
+func (p *Pairing) SetGrant(id string, g trust.Grant) bool {
+	if g == trust.None {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d := p.devices[id]
+	if d == nil {
+		return false
+	}
+	d.Grant = g
+	for _, r := range p.requests {
+		if r.Kind == KindReconnect && r.Device == id {
+			r.Grant = g
+		}
+	}
+	p.bumpLocked()
+	p.saveLocked()
+	return true
+}
+
 // dropDeviceLocked forgets a device, its sessions and its reconnects.
 func (p *Pairing) dropDeviceLocked(id string) {
 	delete(p.devices, id)
