@@ -48,9 +48,11 @@ certificate for this machine's Tailscale name, from 'tailscale cert') the page
 is served over HTTPS at that name: no other program can pose as it, and a page
 opened after a restart needs no new code.
 
-In the terminal: answer the pair request on screen with v, c or f (the grant)
-or d (deny), then Enter; a reconnecting device with a (its grant). q hides or
-shows the QR code, n makes a new link, l lists devices, r ID unpairs one.
+In the terminal: answer the pair request on screen with one key, v, c or f
+(the grant) or d (deny), no Enter needed; a reconnecting device with a (its
+grant). q hides or shows the QR code, n makes a new link, l lists devices, r
+then an id and Enter unpairs one. (Should the terminal refuse to hand over
+single keys, each is followed by Enter, and the prompts say so.)
 Without a terminal (--no-tui, or a service), use 'gatehouse devices' from
 another shell: 'devices link', 'devices allow CODE --grant view', 'devices
 deny CODE', 'devices revoke ID'.

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gatehouse/gatehouse/internal/display"
 	"github.com/gatehouse/gatehouse/rpc"
 	"github.com/gatehouse/gatehouse/rpc/lan"
 	"github.com/gatehouse/gatehouse/trust"
@@ -73,6 +74,12 @@ func serveLAN(e *env, paths []string, listen string, port int, noTUI bool, tl *l
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	t := &tui{e: e, p: srv.Pairing(), kind: kind, n: len(ho.Targets.All()), url: srv.URL(), quiet: noTUI, showQR: true}
+	if f, ok := e.stdin.(*os.File); ok && !noTUI && isInteractive(f) {
+		if restore, err := rawKeys(f); err == nil {
+			defer restore() // the terminal is the person's again when serve ends
+			t.single = true
+		}
+	}
 	t.banner()
 	go t.watch(ctx)
 	if !noTUI {
@@ -147,12 +154,15 @@ func replacing(r *lan.Request) string {
 // and a few keys. Without a terminal (quiet) it only reports, and never
 // writes the link's key.
 type tui struct {
-	e      *env
-	p      *lan.Pairing
-	kind   lan.Kind
-	n      int
-	url    string
-	quiet  bool
+	e     *env
+	p     *lan.Pairing
+	kind  lan.Kind
+	n     int
+	url   string
+	quiet bool
+	// single: stdin is a terminal put in cbreak mode (rawKeys), so a key
+	// acts as it is pressed; else answers are lines, "then Enter".
+	single bool
 	mu     sync.Mutex
 	showQR bool
 	// The request on screen, and since when: a key answers that request
@@ -189,7 +199,19 @@ func (t *tui) banner() {
 		return
 	}
 	t.showLink()
-	t.say("Keys (then Enter): q hide/show the code, n new link, l list devices, r ID unpair, Ctrl-C stop.\n")
+	if t.single {
+		t.say("Keys: q hide/show the code, n new link, l list devices, r unpair a device (then its id and Enter), Ctrl-C stop.\n")
+	} else {
+		t.say("Keys (then Enter): q hide/show the code, n new link, l list devices, r ID unpair, Ctrl-C stop.\n")
+	}
+}
+
+// then is what follows a key: nothing when a key acts as it is pressed.
+func (t *tui) then() string {
+	if t.single {
+		return ""
+	}
+	return " then Enter"
 }
 
 func (t *tui) showLink() {
@@ -267,12 +289,12 @@ func (t *tui) prompt(reqs []*lan.Request) {
 		more = fmt.Sprintf(" (%d more waiting after this one; if you did not make them, press n for a new link)", len(reqs)-1)
 	}
 	if r.Kind == lan.KindReconnect {
-		t.say("\n%s (%s, %s access) asks to reconnect after a restart, from %s, with code %s%s. Allow only if the device shows the same code: a then Enter to allow with %s access (v, c or f for another), d then Enter to deny. ",
-			shown(r.Name), shown(r.Device), r.Grant, r.From, r.Code, more, r.Grant)
+		t.say("\n%s (%s, %s access) asks to reconnect after a restart, from %s, with code %s%s. Allow only if the device shows the same code: a%s to allow with %s access (v, c or f for another), d%s to deny. ",
+			shown(r.Name), shown(r.Device), r.Grant, r.From, r.Code, more, t.then(), r.Grant, t.then())
 		return
 	}
-	t.say("\nPair request from %q at %s with code %s%s%s. Allow only if the device shows the same code: v (view), c (control) or f (full access) then Enter, or d then Enter to deny. ",
-		shown(r.Name), r.From, r.Code, replacing(r), more)
+	t.say("\nPair request from %q at %s with code %s%s%s. Allow only if the device shows the same code: v (view), c (control) or f (full access)%s, or d%s to deny. ",
+		shown(r.Name), r.From, r.Code, replacing(r), more, t.then(), t.then())
 }
 
 func deviceList(ds []lan.Device) string {
@@ -313,7 +335,7 @@ func (t *tui) answer(cmd string) {
 	}
 	switch {
 	case errors.Is(err, lan.ErrGrantNeeded):
-		t.say("A new device needs a grant: v, c or f, then Enter.\n")
+		t.say("A new device needs a grant: v, c or f%s.\n", t.then())
 	case err != nil:
 		t.say("That request is no longer waiting; nothing was allowed.\n")
 	case cmd == "d":
@@ -321,35 +343,101 @@ func (t *tui) answer(cmd string) {
 	}
 }
 
-// keys reads the person's answers and commands, a line at a time.
+// keys reads the person's answers and commands: a key at a time from a
+// terminal in cbreak mode (single), else a line at a time.
 func (t *tui) keys(ctx context.Context, in io.Reader) {
+	if t.single {
+		t.singleKeys(ctx, bufio.NewReader(in))
+		return
+	}
 	sc := bufio.NewScanner(in)
 	for sc.Scan() && ctx.Err() == nil {
-		line := strings.TrimSpace(sc.Text())
-		cmd, arg, _ := strings.Cut(line, " ")
-		switch {
-		case cmd == "v" || cmd == "c" || cmd == "f" || cmd == "a" || cmd == "d":
-			t.answer(cmd)
-		case cmd == "q":
-			t.mu.Lock()
-			t.showQR = !t.showQR
-			t.mu.Unlock()
-			t.showLink()
-		case cmd == "n":
-			t.p.Rotate()
-			t.showLink()
-		case cmd == "l":
-			st, _ := t.p.Status()
-			t.say("%s\n", deviceList(st.Devices))
-		case cmd == "r" && arg != "":
-			if t.p.Revoke(arg) {
-				t.say("Unpaired %s.\n", arg)
-			} else {
-				t.say("No paired device %s.\n", arg)
+		cmd, arg, _ := strings.Cut(strings.TrimSpace(sc.Text()), " ")
+		t.command(cmd, arg)
+	}
+}
+
+// singleKeys acts on each key as it is pressed; r then reads the id to
+// unpair up to Enter, echoing it (the terminal does not).
+func (t *tui) singleKeys(ctx context.Context, in *bufio.Reader) {
+	for ctx.Err() == nil {
+		r, _, err := in.ReadRune()
+		if err != nil {
+			return
+		}
+		switch r {
+		case '\r', '\n', ' ', '\t':
+		case 'r':
+			t.say("\nUnpair which device (its id, then Enter)? ")
+			id, ok := t.readLine(in)
+			if !ok {
+				return
 			}
-		case cmd == "":
+			t.command("r", strings.TrimSpace(id))
 		default:
-			t.say("Keys (then Enter): v/c/f allow the device on screen with that grant, a allow a reconnecting device with its grant, d deny it; q hide/show the code, n new link, l list devices, r ID unpair.\n")
+			t.command(string(r), "")
 		}
 	}
+}
+
+// readLine reads up to Enter from a terminal in cbreak mode, echoing what
+// is typed and taking back a character on Backspace. At most 128 runes
+// are kept: a device id is far shorter.
+func (t *tui) readLine(in *bufio.Reader) (string, bool) {
+	var line []rune
+	for {
+		r, _, err := in.ReadRune()
+		switch {
+		case err != nil:
+			return "", false
+		case r == '\r' || r == '\n':
+			t.say("\n")
+			return string(line), true
+		case r == 0x7f || r == '\b':
+			if len(line) > 0 {
+				line = line[:len(line)-1]
+				t.say("\b \b")
+			}
+		case r < 0x20 || len(line) >= 128:
+		default:
+			line = append(line, r)
+			t.say("%s", display.Text(string(r)))
+		}
+	}
+}
+
+// command does what one key (with its argument, for r) asks.
+func (t *tui) command(cmd, arg string) {
+	switch {
+	case cmd == "v" || cmd == "c" || cmd == "f" || cmd == "a" || cmd == "d":
+		t.answer(cmd)
+	case cmd == "q":
+		t.mu.Lock()
+		t.showQR = !t.showQR
+		t.mu.Unlock()
+		t.showLink()
+	case cmd == "n":
+		t.p.Rotate()
+		t.showLink()
+	case cmd == "l":
+		st, _ := t.p.Status()
+		t.say("%s\n", deviceList(st.Devices))
+	case cmd == "r" && arg != "":
+		if t.p.Revoke(arg) {
+			t.say("Unpaired %s.\n", shown(arg))
+		} else {
+			t.say("No paired device %s.\n", shown(arg))
+		}
+	case cmd == "":
+	default:
+		t.say("Keys%s: v/c/f allow the device on screen with that grant, a allow a reconnecting device with its grant, d deny it; q hide/show the code, n new link, l list devices, r ID unpair.\n", t.keysNote())
+	}
+}
+
+// keysNote says how keys are answered, for the list of keys.
+func (t *tui) keysNote() string {
+	if t.single {
+		return ""
+	}
+	return " (then Enter)"
 }
