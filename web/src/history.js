@@ -3,10 +3,12 @@
 // files and their diffs.
 import { h } from './dom.js';
 import { parseDiff, renderDiff, countsLabel } from './diff.js';
-import { run, setTitle, show, go, pages, ago, pref } from './ui.js';
+import { run, setTitle, show, go, pages, ago, pref, place } from './ui.js';
+import { at } from './routes.js';
 import { tabs } from './main.js';
 
 export async function historyOf(p, path, st = {}) {
+  place(at.history(p, path));
   setTitle(path ? `History of ${path}` : `${p.name} history`, true);
   const list = h('ul', { class: 'list', 'aria-label': path ? `Commits that changed ${path}` : 'Commits' });
   show(path ? null : tabs(p, 'history'), path ? h('h2', {}, 'Commits that changed ', h('code', {}, path)) : null, list);
@@ -20,6 +22,7 @@ export async function historyOf(p, path, st = {}) {
 }
 
 export async function commitView(p, oid, path) {
+  place(at.commit(p, oid));
   setTitle(oid.slice(0, 8), true);
   const res = await run('git.show', { target: p.id, oid }, 25_000).catch(() => null);
   if (!res) return;

@@ -6,10 +6,12 @@
 import { Host, Refusal, pair, reconnect, parseLink, backoff } from './api.js';
 import { b64encode, b64decode } from './seal.js';
 import { h } from './dom.js';
-import { $, state, run, setTitle, show, home, go, back, swap, note, clearNotes, refresh } from './ui.js';
+import { $, state, run, setTitle, show, go, back, swap, note, clearNotes, refresh, routes, place } from './ui.js';
+import { at, parse } from './routes.js';
+import { icon } from './icons.js';
 import { changes } from './changes.js';
-import { files, search } from './files.js';
-import { historyOf } from './history.js';
+import { files, search, readFile } from './files.js';
+import { historyOf, commitView } from './history.js';
 import { worktrees } from './worktrees.js';
 import { github, cloneScreen } from './github.js';
 
@@ -94,6 +96,7 @@ function askAgain() {
 }
 
 async function start() {
+  $('back').replaceChildren(icon('back'));
   $('back').addEventListener('click', () => back());
   const link = parseLink(location.hash);
   let dev = saved();
@@ -121,7 +124,31 @@ async function start() {
     return unreachable(e instanceof Refusal ? e.message : 'The computer could not be reached.');
   }
   listen();
-  home(projects);
+  routes(projects, resolve);
+}
+
+// resolve gives the screen a route names (routes.js), drawn once the
+// project it names is found among those served.
+function resolve(route) {
+  const r = parse(route);
+  if (!r) return null;
+  if (r.screen === 'clone') return (s) => cloneScreen(s);
+  const draw = {
+    changes: (p, s) => changes(p, s),
+    files: (p, s) => files(p, r.path, s),
+    file: (p) => readFile(p, r.path, r.line),
+    search: (p, s) => search(p, s),
+    history: (p, s) => historyOf(p, r.path, s),
+    commit: (p) => commitView(p, r.path),
+    worktrees: (p, s) => worktrees(p, s),
+    github: (p, s) => github(p, s),
+  }[r.screen];
+  return async (s) => {
+    setTitle('gatehouse', true);
+    const p = (state.projects || []).find((x) => x.id === r.id) || await project(r.id);
+    if (!p) return show(h('p', { class: 'muted' }, 'This project is not served here any more.'));
+    return draw(p, s);
+  };
 }
 
 function dropLinkFromAddress() {
@@ -171,14 +198,14 @@ function listen() {
     }
     if ((why !== 'lost' && why !== 'ended') || state.host !== host) return;
     const wait = backoff(retry.attempt++);
-    $('live').textContent = '○ reconnecting';
+    $('live').replaceChildren(icon('ring'), ' reconnecting');
     retry.timer = setTimeout(() => reopen(host), wait);
   };
   stopEvents = host.events((ev) => {
     if (ev.name === 'checkout.changed' && state.onChange && ev.data && ev.data.target === state.watching) state.onChange();
   }, lost, () => {
     retry.attempt = 0;
-    $('live').textContent = '● live';
+    $('live').replaceChildren(icon('dot'), ' live');
     if (retry.stopped) {
       retry.stopped = false;
       clearNotes();
@@ -206,18 +233,19 @@ async function reopen(host) {
 }
 
 async function projects() {
+  place('');
   state.watching = null;
   state.onChange = null;
   setTitle('gatehouse', false);
   const res = await run('projects.list', {}).catch(() => null);
   if (!res) return;
   state.projects = res.projects;
-  const items = res.projects.map((p) => h('li', {}, h('button', { type: 'button', class: 'item', onclick: () => go((s) => changes(p, s)) },
+  const items = res.projects.map((p) => h('li', {}, h('button', { type: 'button', class: 'item', onclick: () => go((s) => changes(p, s), at.changes(p)) },
     h('strong', {}, p.name), ' ',
     p.kind === 'worktree' ? h('span', { class: 'badge' }, 'worktree') : null, ' ',
     h('span', { class: 'muted' }, p.branch ? `on ${p.branch}` : p.git ? '' : 'folder'))));
   show(h('h2', {}, 'Projects'), items.length ? h('ul', { class: 'list' }, items) : h('p', { class: 'muted' }, 'Nothing is served.'),
-    state.hello.methods.includes('projects.clone') ? h('div', { class: 'row actions' }, h('button', { type: 'button', onclick: () => go((s) => cloneScreen(s)) }, 'Clone a repository')) : null,
+    state.hello.methods.includes('projects.clone') ? h('div', { class: 'row actions' }, h('button', { type: 'button', onclick: () => go((s) => cloneScreen(s), at.clone()) }, 'Clone a repository')) : null,
     h('p', { class: 'muted' }, `This device has ${state.hello.access} access here.`));
 }
 
@@ -227,7 +255,7 @@ export function tabs(p, active) {
   if (p.git) list.push(['history', 'History', (s) => historyOf(p, '', s)], ['worktrees', 'Worktrees', (s) => worktrees(p, s)]);
   if (p.git && state.hello.methods.includes('github.pulls')) list.push(['github', 'GitHub', (s) => github(p, s)]);
   return h('nav', { class: 'tabs', 'aria-label': 'Checkout' }, list.map(([name, label, render]) =>
-    h('button', { type: 'button', 'aria-current': active === name ? 'page' : false, onclick: () => swap(render) }, label)));
+    h('button', { type: 'button', 'aria-current': active === name ? 'page' : false, onclick: () => swap(render, at[name](p)) }, label)));
 }
 
 // project finds a served project by its target id (a worktree just made).

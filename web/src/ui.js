@@ -5,6 +5,7 @@
 import { h } from './dom.js';
 import { Refusal } from './api.js';
 import { newNonce } from './seal.js';
+import { icon } from './icons.js';
 
 export const $ = (id) => document.getElementById(id);
 export const state = { host: null, hello: null, unpaired: () => new Promise(() => {}) };
@@ -19,6 +20,43 @@ export function note(text) {
 }
 export function clearNotes() {
   $('notes').replaceChildren();
+  dropSaid();
+}
+
+// say tells the person why what they just tapped did not happen, beside
+// the control they tapped (role=alert, so a screen reader says it at once),
+// not at the top of the page far from it: the top is for what concerns the
+// whole page. With no tapped control still on the screen (a tab that drew
+// a new screen, a live refresh) it is a note at the top.
+let tapped = null;
+let said = null;
+document.addEventListener('click', (e) => { tapped = e.target.closest ? e.target.closest('button') : null; }, true);
+document.addEventListener('submit', (e) => { tapped = e.submitter || e.target; }, true);
+
+export function say(text) {
+  const at = tapped && tapped.isConnected && tapped.closest('main') ? tapped : null;
+  if (!at) return note(text);
+  dropSaid();
+  said = h('span', { class: 'note said', role: 'alert' }, text);
+  at.after(said);
+  if (at.parentElement) at.parentElement.classList.add('has-said');
+  return undefined;
+}
+
+function dropSaid() {
+  if (!said) return;
+  if (said.parentElement) said.parentElement.classList.remove('has-said');
+  said.remove();
+  said = null;
+}
+
+// keepSaid moves what say put beside a control to the top when a redraw
+// of the screen took the control away, so it is not lost unread.
+function keepSaid() {
+  if (!said || said.isConnected) return;
+  const text = said.textContent;
+  said = null;
+  note(text);
 }
 
 // fullAccess says whether this device sees secret files (full grant).
@@ -102,7 +140,7 @@ export async function run(method, params, timeout) {
     return await state.host.call(method, params, timeout);
   } catch (e) {
     if (e instanceof Refusal && e.code === 'UNPAIRED') return state.unpaired();
-    note(e instanceof Refusal ? e.message : 'Something went wrong talking to the computer.');
+    say(e instanceof Refusal ? e.message : 'Something went wrong talking to the computer.');
     throw e;
   }
 }
@@ -129,11 +167,11 @@ export async function once(method, params, timeout = 90_000) {
     } catch (e) {
       if (!(e instanceof Refusal) || e.code !== 'TIMEOUT') {
         if (e instanceof Refusal && e.code === 'UNPAIRED') return state.unpaired();
-        note(e instanceof Refusal ? e.message : 'Something went wrong talking to the computer.');
+        say(e instanceof Refusal ? e.message : 'Something went wrong talking to the computer.');
         throw e;
       }
       if (!dedupes || attempt === 1) {
-        note('The computer did not confirm this, so it may have gone through. Check before trying again.');
+        say('The computer did not confirm this, so it may have gone through. Check before trying again.');
         throw e;
       }
     }
@@ -153,9 +191,9 @@ export function button(label, method, onclick, attrs = {}, why = '') {
 export function guarded(label, why, onclick, attrs = {}) {
   if (why) {
     return h('button', { type: 'button', ...attrs, class: `${attrs.class || ''} off`.trim(), 'aria-disabled': 'true', title: why,
-      'aria-label': `${attrs['aria-label'] || label} (not available)`, onclick: () => note(why) }, label);
+      'aria-label': `${attrs['aria-label'] || label} (not available)`, onclick: () => say(why) }, label);
   }
-  return h('button', { type: 'button', ...attrs, onclick: () => { clearNotes(); onclick(); } }, label);
+  return h('button', { type: 'button', ...attrs, onclick: () => { clearNotes(); return onclick(); } }, label);
 }
 
 export function setTitle(text, back) {
@@ -169,15 +207,45 @@ export function show(...els) {
 }
 
 // The navigation stack: each entry is a screen (a render function) with
-// its own state (what it had loaded, the scroll position). Going on keeps
-// where you were; back renders the screen again with its state and puts
-// the scroll back. The browser's own back (a phone's back gesture) walks
-// the same stack.
+// its own state (what it had loaded, the scroll position) and its place in
+// the address (a route, #/p/<project>/changes). Going on keeps where you
+// were; back renders the screen again with its state and puts the scroll
+// back. The browser's own back and forward (a phone's back gesture) walk
+// the same stack, and a reload opens the screen its address names.
+//
+// The address holds only the route: a project's id (which serve gives
+// every device, and which stays the same across restarts), the screen and
+// a path in the checkout, each part encoded. The pairing's keys and the
+// session never go there (main.js takes the pairing link out of the
+// address before anything else): a route is kept in the browser's history
+// and shown in the address bar.
 const stack = [];
-let depth = 0;
+let ahead = []; // screens left by back, nearest first, for forward
+let keys = 0;
+let drawing = null; // the entry whose render is running its first, synchronous part
+let resolveRoute = () => null;
 
 function current() {
   return stack[stack.length - 1];
+}
+
+function entry(render, route, key) {
+  return { render, route, state: {}, scroll: 0, key: key === undefined ? `${Date.now().toString(36)}.${++keys}` : key };
+}
+
+function address(route) {
+  return route ? `#${route}` : location.pathname + location.search;
+}
+
+// place is called by a screen as it starts drawing (before its first
+// await), with its route: the address bar then names it, so a reload or a
+// link opens it again. A screen that calls nothing keeps the route of the
+// one it was opened from (a diff reloads as its changes).
+export function place(route) {
+  const e = drawing;
+  if (!e) return;
+  e.route = route;
+  if (e === current() && e.key !== null) window.history.replaceState({ key: e.key }, '', address(route));
 }
 
 // paint draws entry. A draw finishes when its calls are answered, so one
@@ -193,15 +261,27 @@ function current() {
 // were about the screen left. A screen drawn again keeps them: the
 // checkout.changed that a commit sets off redraws the changes screen just
 // after "Committed 1a2b3c4d." is said, and clearing there took the
-// confirmation away before the person could read it.
+// confirmation away before the person could read it. What say put beside
+// a button that the drawing took away moves to the top (keepSaid).
 async function paint(entry, scroll, fresh) {
-  if (fresh) clearNotes();
+  if (fresh) {
+    clearNotes();
+    tapped = null; // the control that opened a new screen is not on it
+  }
   entry.painting = (entry.painting || 0) + 1;
   try {
-    await entry.render(entry.state);
+    drawing = entry;
+    let drawn;
+    try {
+      drawn = entry.render(entry.state);
+    } finally {
+      drawing = null;
+    }
+    await drawn;
   } finally {
     entry.painting--;
   }
+  keepSaid();
   const top = current();
   if (top === entry) {
     if (entry.overdrawn && !entry.painting) {
@@ -213,27 +293,35 @@ async function paint(entry, scroll, fresh) {
   else if (top) await paint(top, window.scrollY, false);
 }
 
-// go opens a new screen on top, at its top.
-export function go(render) {
+// go opens a new screen on top, at its top; route, when given, is its
+// address until the screen says its own (place).
+export function go(render, route) {
   const top = current();
   if (top) top.scroll = window.scrollY;
-  stack.push({ render, state: {}, scroll: 0 });
-  depth++;
-  history.pushState({ depth }, '');
-  return paint(current(), 0, true);
+  const e = entry(render, route ?? (top ? top.route : ''));
+  stack.push(e);
+  ahead = [];
+  window.history.pushState({ key: e.key }, '', address(e.route));
+  return paint(e, 0, true);
 }
 
 // swap replaces the top screen (a tab), at its top.
-export function swap(render) {
-  stack[stack.length - 1] = { render, state: {}, scroll: 0 };
-  return paint(current(), 0, true);
+export function swap(render, route) {
+  const was = current();
+  const e = entry(render, route ?? was.route, was.key);
+  stack[stack.length - 1] = e;
+  if (e.key !== null) window.history.replaceState({ key: e.key }, '', address(e.route));
+  return paint(e, 0, true);
 }
 
 // home starts the stack again from one screen.
 export function home(render) {
+  const e = entry(render, '');
   stack.length = 0;
-  stack.push({ render, state: {}, scroll: 0 });
-  return paint(current(), 0, true);
+  stack.push(e);
+  ahead = [];
+  window.history.replaceState({ key: e.key }, '', address(''));
+  return paint(e, 0, true);
 }
 
 // refresh renders the top screen again where it is, keeping the notes.
@@ -242,17 +330,79 @@ export function refresh() {
   return top ? paint(top, window.scrollY, false) : undefined;
 }
 
-// back leaves the top screen for the one below, where it was left.
+// back leaves the top screen for the one below, where it was left. Below a
+// screen opened from its address (a reload, a link) is the projects list,
+// which is not in this tab's history: back draws it in the same place.
 export function back() {
-  if (stack.length > 1) history.back();
+  if (stack.length < 2) return;
+  if (stack[stack.length - 2].key !== null) {
+    window.history.back();
+    return;
+  }
+  stack.pop();
+  const root = current();
+  root.key = entry().key;
+  ahead = [];
+  window.history.replaceState({ key: root.key }, '', address(''));
+  paint(root, root.scroll, true);
 }
 
-window.addEventListener('popstate', () => {
-  if (stack.length <= 1) return;
-  stack.pop();
-  depth--;
+// routes tells the stack how to draw a route: resolve(route) gives a
+// render function, or null for an address that is not a route. root is
+// the screen under every other (the projects). open then draws the screen
+// the address names: the one a reload or a link asked for.
+export function routes(root, resolve) {
+  resolveRoute = (route) => (route === '' ? root : resolve(route));
+  const key = window.history.state && window.history.state.key;
+  const route = routeOf(location.hash);
+  return restore(key || null, route !== null && resolveRoute(route) ? route : '');
+}
+
+function routeOf(hash) {
+  return hash.startsWith('#/') ? hash.slice(1) : hash === '' || hash === '#' ? '' : null;
+}
+
+// restore draws the screen of an address this stack does not hold (one
+// from before a reload, or typed), over the projects list. A key from the
+// tab's history is kept; without one (a link opened) the entry gets its
+// own.
+function restore(key, route) {
+  const render = route === null ? null : resolveRoute(route);
+  if (!render) return undefined;
+  const root = resolveRoute('');
+  if (stack.length) current().scroll = window.scrollY;
+  stack.length = 0;
+  ahead = [];
+  if (route === '' || render === root) {
+    stack.push(entry(root, '', key || undefined));
+  } else {
+    stack.push(entry(root, '', null), entry(render, route, key || undefined));
+  }
   const top = current();
-  paint(top, top.scroll, true);
+  window.history.replaceState({ key: top.key }, '', address(top.route));
+  return paint(top, 0, true);
+}
+
+window.addEventListener('popstate', (ev) => {
+  if (!stack.length) return; // not paired yet
+  const key = ev.state && ev.state.key;
+  const top = current();
+  top.scroll = window.scrollY;
+  const below = key ? stack.findIndex((e) => e.key === key) : -1;
+  if (below >= 0) {
+    if (below === stack.length - 1) return;
+    ahead = stack.splice(below + 1).concat(ahead);
+    const e = current();
+    return void paint(e, e.scroll, true);
+  }
+  const fwd = key ? ahead.findIndex((e) => e.key === key) : -1;
+  if (fwd >= 0) {
+    stack.push(...ahead.slice(0, fwd + 1));
+    ahead = ahead.slice(fwd + 1);
+    const e = current();
+    return void paint(e, e.scroll, true);
+  }
+  restore(key, routeOf(location.hash));
 });
 
 // pages loads a paged list into el: fetch(offset) gives {items, next};
@@ -305,7 +455,7 @@ export async function pages(el, st, fetch, item, empty) {
 // lock marks a secret entry for a device below full: the reason is shown,
 // not only a symbol.
 export function lock() {
-  return h('span', { class: 'lock' }, h('span', { 'aria-hidden': 'true' }, '🔒 '), 'Secret');
+  return h('span', { class: 'lock' }, icon('lock'), ' Secret');
 }
 
 // ago is a date as people say it on a phone.

@@ -2,11 +2,13 @@
 // main checkout, and creating (on a new branch), merging back and removing
 // them, each answered with the host's own sentence when it refuses.
 import { h } from './dom.js';
-import { state, once, quiet, note, button, setTitle, show, go, refresh } from './ui.js';
+import { state, once, quiet, note, action, setTitle, show, go, refresh, place } from './ui.js';
+import { at } from './routes.js';
 import { tabs, project } from './main.js';
 import { changes } from './changes.js';
 
 export async function worktrees(p, st = {}) {
+  place(at.worktrees(p));
   state.onChange = null;
   setTitle(p.name, true);
   const res = await project(p.id);
@@ -17,11 +19,11 @@ export async function worktrees(p, st = {}) {
   for (const w of linked) {
     const status = h('span', { class: 'muted small' }, 'checking…');
     list.append(h('li', { class: 'wt' },
-      h('button', { type: 'button', class: 'item', onclick: () => go((s) => changes(w, s)) },
+      h('button', { type: 'button', class: 'item', onclick: () => go((s) => changes(w, s), at.changes(w)) },
         h('strong', {}, w.branch || w.name), h('br'), status),
       h('div', { class: 'row' },
-        button('Merge back', 'worktree.merge', () => merge(w, main), { 'aria-label': `Merge back ${w.branch || w.name} into ${main.branch || main.name}` }),
-        button('Remove', 'worktree.remove', () => remove(w), { 'aria-label': `Remove the worktree of ${w.branch || w.name}` }))));
+        action('Merge back', 'worktree.merge', () => merge(w, main), { 'aria-label': `Merge back ${w.branch || w.name} into ${main.branch || main.name}` }),
+        action('Remove', 'worktree.remove', () => remove(w), { 'aria-label': `Remove the worktree of ${w.branch || w.name}` }))));
     quiet('worktree.status', { target: w.id }).then((st) => {
       if (!st) { status.textContent = 'status not available'; return; }
       const parts = [st.clean ? 'clean' : 'has changes'];
@@ -41,7 +43,7 @@ export async function worktrees(p, st = {}) {
     main ? h('form', { class: 'create', onsubmit: (e) => { e.preventDefault(); create(main, branch.value.trim(), st); } },
       h('h2', {}, 'New worktree'),
       h('label', { for: 'wt-branch' }, 'Branch name (a new branch; leave empty for one named by the time)'), branch,
-      h('div', { class: 'row' }, button('Create worktree', 'worktree.create', () => create(main, branch.value.trim(), st)))) : null);
+      h('div', { class: 'row' }, action('Create worktree', 'worktree.create', () => create(main, branch.value.trim(), st)))) : null);
 }
 
 async function create(main, branch, st) {
