@@ -120,6 +120,16 @@ func TestPageInChromium(t *testing.T) {
 	}
 }
 
+// The page explains itself (web/e2e/newcomer.mjs, issue 25): the screen
+// in the address across a reload, back and forward; drawn icons; a
+// refusal beside its button; a disabled control with its reason; the
+// GitHub tab without a GitHub remote; search modes and marked hits.
+func TestNewcomerPageInChromium(t *testing.T) {
+	bin := browserTest(t)
+	gittest.Home(t, "")
+	inBrowser(t, bin, "e2e/newcomer.mjs", pageRepo(t), nil)
+}
+
 // The squatter in a real browser (web/e2e/squatter.mjs): what it reads from
 // the page's origin while serve is stopped opens nothing after serve starts
 // again, and the real phone comes back by its own code.

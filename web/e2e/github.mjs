@@ -1,7 +1,8 @@
 // The page's GitHub screens in headless Chromium, through a real
 // gatehouse serve whose gh (the real one) talks to a local fake of GitHub:
 // pull requests (list, one with its checks and review, its files with the
-// secret file left out for a control device, approve, merge), issues (one,
+// secret file left out for a control device, approve, merge after a
+// confirmation that names the failing check), issues (one,
 // a comment), CI runs (one, its jobs), search, and the clone screen with
 // the switch off. Each change is checked in the fake's state through the
 // host's own view of it; each screen is photographed and checked with
@@ -41,8 +42,11 @@ try {
   await screen(page, 'gh-pulls');
   await page.getByRole('button', { name: /#3 Add greeting/ }).click();
   await page.getByRole('heading', { name: 'Checks (2)' }).waitFor();
-  await page.getByText(/✓\s*success/).first().waitFor();
-  await page.getByText(/✗\s*failure/).first().waitFor();
+  // Outcomes are words with drawn icons (no emoji or symbol font needed),
+  // and the failing check is said beside Merge before any tap.
+  await page.locator('.outcome.success', { hasText: 'success' }).locator('svg.icon-check[aria-hidden="true"]').first().waitFor();
+  await page.locator('.outcome.failure', { hasText: 'failure' }).locator('svg.icon-cross[aria-hidden="true"]').first().waitFor();
+  await page.getByText('A check does not pass: lint (failure).').waitFor();
   await screen(page, 'gh-pull');
 
   // Its files: the diff drawn as the page draws git's.
@@ -57,7 +61,8 @@ try {
   await page.getByText('Approved.').waitFor({ timeout: 30000 });
   await page.getByRole('button', { name: 'Merge', exact: true }).click();
   await page.getByText('Merged #3.').waitFor({ timeout: 30000 });
-  check(page.dialogs.some((d) => d.startsWith('Merge #3 into main')), `no confirmation before the merge: ${page.dialogs}`);
+  check(page.dialogs.some((d) => d === 'Merge #3 into main on GitHub although a check fails: lint (failure)?'),
+    `the confirmation before the merge does not name the failing check: ${page.dialogs}`);
   await page.getByText(/^merged/).first().waitFor();
   step('approved and merged');
   await page.goBack();
@@ -101,7 +106,7 @@ try {
 
   // The clone screen: the account's repositories; with the switch off, a
   // clone is explained, not attempted.
-  await page.goto(page.url());
+  await page.goto(new URL(page.url()).origin + '/');
   await page.getByRole('button', { name: 'Clone a repository' }).click();
   await page.getByText('octo/hello').first().waitFor({ timeout: 30000 });
   await page.getByText('Turn on Full access for remote devices on the computer to use this.').first().waitFor();

@@ -161,12 +161,14 @@ try {
   await page.getByRole('button', { name: /util\.js/ }).waitFor();
   await page.goBack();
   await page.getByLabel('Search', { exact: true }).fill('NEEDLE');
-  await page.getByLabel('Match case').check();
   await page.getByRole('button', { name: 'Contents' }).click();
+  await page.getByRole('button', { name: /src\/lib\/util\.js:90/ }).waitFor();
+  await page.getByLabel('Match case').check();
+  await page.getByRole('button', { name: 'Find', exact: true }).click();
   await page.getByText('Nothing matches.').waitFor();
   await page.getByLabel('Match case').uncheck();
   await page.getByLabel('Whole word').check();
-  await page.getByRole('button', { name: 'Contents' }).click();
+  await page.getByRole('button', { name: 'Find', exact: true }).click();
   await page.getByRole('button', { name: /src\/lib\/util\.js:90/ }).waitFor();
   await screen(page, 'search');
   await page.getByRole('button', { name: /src\/lib\/util\.js:90/ }).click();

@@ -2,13 +2,16 @@
 // line numbers (opened at the top, or at a line from a search), images,
 // the editor, and search by name or content.
 import { h } from './dom.js';
-import { state, run, quiet, note, clearNotes, button, allowed, setTitle, show, go, pages, lock, fullAccess, SECRET_WHY, isImage, pref, setPref } from './ui.js';
+import { state, run, quiet, note, say, clearNotes, action, allowed, setTitle, show, go, pages, lock, fullAccess, SECRET_WHY, isImage, pref, setPref, place } from './ui.js';
+import { at } from './routes.js';
+import { icon } from './icons.js';
 import { tabs } from './main.js';
 import { historyOf } from './history.js';
 
 const join = (dir, name) => (dir ? `${dir}/${name}` : name);
 
 export async function files(p, dir, st = {}) {
+  place(at.files(p, dir));
   state.onChange = null;
   setTitle(dir ? `${p.name}/${dir}` : p.name, true);
   const list = h('ul', { class: 'list', 'aria-label': dir ? `Files in ${dir}` : 'Files' });
@@ -24,7 +27,7 @@ export async function files(p, dir, st = {}) {
     const open = e.kind === 'dir' ? () => go((s) => files(p, path, s)) : () => go((s) => readFile(p, path, 0, s));
     const thumb = e.kind !== 'dir' && !secret && isImage(e.name) ? thumbs(path) : null;
     return h('li', {}, h('button', { type: 'button', class: 'item', onclick: open },
-      thumb || h('span', { class: 'kind', 'aria-hidden': 'true' }, e.kind === 'dir' ? '📁' : '📄'),
+      thumb || h('span', { class: 'kind', 'aria-hidden': 'true' }, icon(e.kind === 'dir' ? 'folder' : 'file')),
       h('span', { class: 'name' }, e.kind === 'dir' ? `${e.name}/` : e.name),
       secret ? lock() : null),
     secret ? h('span', { class: 'sr' }, SECRET_WHY) : null);
@@ -66,6 +69,7 @@ function thumbLoader(p) {
 // readFile shows a file's text with line numbers, from its top, or
 // scrolled to line (a search result) with that line marked.
 export async function readFile(p, path, line = 0) {
+  place(at.file(p, path, line));
   state.onChange = null;
   setTitle(path, true);
   if (isImage(path)) return imageView(p, path);
@@ -93,8 +97,8 @@ export async function readFile(p, path, line = 0) {
   } }, 'Load more of this file');
   const edit = allowed('files.write');
   show(h('div', { class: 'row' },
-    edit.ok ? h('button', { type: 'button', onclick: () => (next ? note('Load the whole file before editing it.') : editFile(p, path, res, code)) }, 'Edit')
-      : button('Edit', 'files.write', () => {}),
+    edit.ok ? h('button', { type: 'button', onclick: () => (next ? say('Load the whole file before editing it.') : editFile(p, path, res, code)) }, 'Edit')
+      : action('Edit', 'files.write', () => {}),
     h('button', { type: 'button', onclick: () => go(() => historyOf(p, path)) }, 'History of this file')),
   code, next ? more : null);
   const hit = line && document.getElementById(`L${line}`);
@@ -134,12 +138,15 @@ function editFile(p, path, res) {
     } }, 'Save'), h('button', { type: 'button', onclick: () => readFile(p, path) }, 'Cancel')));
 }
 
-// search finds files by name or lines by content. The query, options and
-// results stay on the screen's state, so back from a result returns to
-// them.
+// search finds files by name or lines by content. Which one is a mode the
+// person picks (two buttons, the chosen one pressed); picking one searches
+// again when there is a query. The query, mode, options and results stay
+// on the screen's state, so back from a result returns to them.
 export async function search(p, st = {}) {
+  place(at.search(p));
   state.onChange = null;
   setTitle(p.name, true);
+  st.mode = st.mode || pref('searchMode', 'names');
   const opt = (id, label, key) => {
     st[key] = Boolean(st[key] ?? pref(key, false));
     const box = h('input', { type: 'checkbox', id, checked: st[key] });
@@ -157,14 +164,16 @@ export async function search(p, st = {}) {
     if (!keep) st.pages = 1;
     const list = h('ul', { class: 'list', 'aria-label': 'Files found' });
     results.replaceChildren(list);
+    const query = q.value;
     await pages(list, st, async (offset) => {
-      const res = await run('files.search', { target: p.id, query: q.value, includeIgnored: Boolean(st.ignored) || undefined, offset: offset || undefined }, 25_000).catch(() => null);
+      const res = await run('files.search', { target: p.id, query, includeIgnored: Boolean(st.ignored) || undefined, offset: offset || undefined }, 25_000).catch(() => null);
       return res && { items: res.paths, next: res.next };
     }, (path) => {
       const folder = path.endsWith('/');
       const clean = folder ? path.slice(0, -1) : path;
       return h('li', {}, h('button', { type: 'button', class: 'item', onclick: () => go((s) => (folder ? files(p, clean, s) : readFile(p, clean))) },
-        h('span', { class: 'kind', 'aria-hidden': 'true' }, folder ? '📁' : '📄'), h('span', { class: 'name' }, path)));
+        h('span', { class: 'kind', 'aria-hidden': 'true' }, icon(folder ? 'folder' : 'file')),
+        h('span', { class: 'name' }, marked(path, found(path, query, {})))));
     }, 'No names match.');
   };
   const grep = async (keep) => {
@@ -173,23 +182,74 @@ export async function search(p, st = {}) {
     if (!keep) st.pages = 1;
     const list = h('ul', { class: 'list', 'aria-label': 'Lines found' });
     results.replaceChildren(list);
+    const query = q.value;
+    const how = { matchCase: Boolean(st.matchCase), wholeWord: Boolean(st.wholeWord), regex: Boolean(st.regex) };
     await pages(list, st, async (offset) => {
-      const res = await run('files.grep', { target: p.id, query: q.value, matchCase: Boolean(st.matchCase) || undefined,
-        wholeWord: Boolean(st.wholeWord) || undefined, regex: Boolean(st.regex) || undefined,
+      const res = await run('files.grep', { target: p.id, query, matchCase: how.matchCase || undefined,
+        wholeWord: how.wholeWord || undefined, regex: how.regex || undefined,
         includeIgnored: Boolean(st.ignored) || undefined, offset: offset || undefined }, 25_000).catch(() => null);
       if (res && res.skipped) note(`${res.skipped} very large files were not searched.`);
       return res && { items: res.matches, next: res.next };
-    }, (m) => h('li', {}, h('button', { type: 'button', class: 'item', onclick: () => go(() => readFile(p, m.path, m.line)) },
-      h('span', { class: 'muted small' }, `${m.path}:${m.line}`), h('br'), h('code', { class: 'match' }, m.text))), 'Nothing matches.');
+    }, (m) => {
+      const text = m.text.slice(0, MAX_SHOWN);
+      const at0 = found(text, query, how);
+      const from = at0 && at0[0] > 40 ? at0[0] - 20 : text.length - text.trimStart().length;
+      const shown = text.slice(from);
+      const hit = at0 && [at0[0] - from, at0[1] - from];
+      return h('li', {}, h('button', { type: 'button', class: 'item hit-row', onclick: () => go(() => readFile(p, m.path, m.line)) },
+        h('span', { class: 'where' }, `${m.path}:${m.line}`),
+        h('code', { class: 'match' }, from > 0 && at0 && at0[0] > 40 ? '…' : '', marked(shown, hit))));
+    }, 'Nothing matches.');
   };
-  const form = h('form', { role: 'search', onsubmit: (e) => { e.preventDefault(); clearNotes(); grep(); } },
-    h('label', { for: 'query' }, 'Search'), q,
-    h('div', { class: 'row options' }, opt('ignored', 'Include ignored files', 'ignored'), opt('matchcase', 'Match case', 'matchCase'),
-      opt('wholeword', 'Whole word', 'wholeWord'), opt('regex', 'Regular expression', 'regex')),
-    h('div', { class: 'row' }, h('button', { type: 'button', onclick: () => { clearNotes(); names(); } }, 'File names'),
-      h('button', { type: 'submit' }, 'Contents')));
+  const searchNow = () => { clearNotes(); return st.mode === 'grep' ? grep() : names(); };
+  const grepOnly = h('div', { class: 'row options', hidden: st.mode !== 'grep' },
+    opt('matchcase', 'Match case', 'matchCase'), opt('wholeword', 'Whole word', 'wholeWord'), opt('regex', 'Regular expression', 'regex'));
+  const modes = [['names', 'File names'], ['grep', 'Contents']].map(([mode, label]) => h('button', {
+    type: 'button', 'aria-pressed': String(st.mode === mode), onclick: () => {
+      st.mode = mode;
+      setPref('searchMode', mode);
+      for (const b of modes) b.setAttribute('aria-pressed', String(b === modes[mode === 'names' ? 0 : 1]));
+      grepOnly.hidden = mode !== 'grep';
+      q.placeholder = mode === 'grep' ? 'text in the files' : 'part of a file name';
+      if (q.value.trim()) return searchNow();
+      return undefined;
+    } }, label));
+  q.placeholder = st.mode === 'grep' ? 'text in the files' : 'part of a file name';
+  const form = h('form', { role: 'search', onsubmit: (e) => { e.preventDefault(); searchNow(); } },
+    h('div', { class: 'segmented', role: 'group', 'aria-label': 'Search in' }, modes),
+    h('label', { for: 'query' }, 'Search'),
+    h('div', { class: 'row query' }, q, h('button', { type: 'submit', class: 'primary' }, 'Find')),
+    h('div', { class: 'row options' }, opt('ignored', 'Include ignored files', 'ignored')),
+    grepOnly);
   show(tabs(p, 'search'), form, results);
   if (st.kind === 'names') await names(true);
   else if (st.kind === 'grep') await grep(true);
 }
 
+// MAX_SHOWN bounds how much of a found line is drawn and looked through for
+// the match to mark (a line is the repository's, of any length).
+const MAX_SHOWN = 400;
+
+// found gives [start, end] of the first match of query in text as the host
+// matched it (how: matchCase, wholeWord, regex), or null when the page
+// cannot tell (a regular expression JavaScript reads differently from git):
+// the line is then drawn unmarked. Only the person's own query is compiled.
+function found(text, query, how) {
+  if (!query) return null;
+  let re;
+  try {
+    const source = how.regex ? query : query.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    re = new RegExp(how.wholeWord ? `(?<![\\w])(?:${source})(?![\\w])` : source, how.matchCase ? '' : 'i');
+  } catch {
+    return null;
+  }
+  const m = re.exec(text);
+  return m && m[0] ? [m.index, m.index + m[0].length] : null;
+}
+
+// marked is text with the part at hit in a <mark>, split as text: nothing
+// of the line is ever read as HTML.
+function marked(text, hit) {
+  if (!hit) return text;
+  return [text.slice(0, hit[0]), h('mark', {}, text.slice(hit[0], hit[1])), text.slice(hit[1])];
+}

@@ -5,7 +5,10 @@
 // explained before the tap, as everywhere else.
 import { h } from './dom.js';
 import { parseDiff, renderDiff } from './diff.js';
-import { state, run, once, quiet, note, clearNotes, button, allowed, setTitle, show, go, refresh, pages, ago, pref } from './ui.js';
+import { state, run, once, quiet, note, say, clearNotes, button, action, allowed, setTitle, show, go, refresh, pages, ago, pref, place } from './ui.js';
+import { Refusal } from './api.js';
+import { at } from './routes.js';
+import { icon } from './icons.js';
 import { tabs, project } from './main.js';
 import { changes } from './changes.js';
 
@@ -15,10 +18,14 @@ const who = (a) => (a && (a.login || a.name)) || 'someone';
 
 // github is a checkout's GitHub tab: one list at a time, and search.
 export async function github(p, st = {}) {
+  place(at.github(p));
   state.onChange = null;
   setTitle(p.name, true);
   st.kind = st.kind || 'pulls';
   st.state = st.state || 'open';
+  // Without a GitHub remote nothing on this tab can work: say what to do
+  // instead of showing lists, filters and a search that all fail.
+  if (await noGitHubRemote(p, st)) return noRemote(p);
   const list = h('ul', { class: 'list', 'aria-label': KINDS.find((k) => k[0] === st.kind)[1] });
   const pick = h('nav', { class: 'tabs sub', 'aria-label': 'GitHub lists' }, KINDS.map(([k, label]) =>
     h('button', { type: 'button', 'aria-current': st.kind === k ? 'page' : false, onclick: () => { st.kind = k; st.pages = 1; refresh(); } }, label)));
@@ -35,6 +42,57 @@ export async function github(p, st = {}) {
     if (res) repo.textContent = `On GitHub: ${res.repo}`;
     return res && { items: res.items, next: res.next };
   }, (it) => row(p, st.kind, it), st.kind === 'runs' ? 'No CI runs.' : `No ${st.state === 'all' ? '' : `${st.state} `}${st.kind === 'pulls' ? 'pull requests' : 'issues'}.`);
+}
+
+// noGitHubRemote asks the host once per visit of the tab whether the
+// project has a GitHub repository (gate.ErrNoGitHub's sentence, "This
+// project has no GitHub remote."); any other answer lets the tab draw,
+// and the lists say their own refusal.
+async function noGitHubRemote(p, st) {
+  if (st.hasRemote) return false;
+  try {
+    await state.host.call('github.pulls', { target: p.id, state: 'open' }, 65_000);
+  } catch (e) {
+    if (e instanceof Refusal && /no GitHub remote/i.test(e.message)) return true;
+    return false;
+  }
+  st.hasRemote = true;
+  return false;
+}
+
+function noRemote(p) {
+  show(tabs(p, 'github'), h('section', { class: 'explain', 'aria-labelledby': 'gh-none' },
+    h('h2', { id: 'gh-none' }, 'This project has no GitHub remote'),
+    h('p', {}, 'This tab shows the pull requests, issues and CI runs of the GitHub repository this checkout pushes to, through gh on the computer. None of this checkout\'s remotes is on GitHub.'),
+    h('p', {}, 'To use it, at the computer, in this checkout:'),
+    h('ol', { class: 'steps' },
+      h('li', {}, 'Add the GitHub repository as a remote (OWNER/REPO is its name on GitHub):',
+        h('pre', {}, h('code', {}, 'git remote add origin https://github.com/OWNER/REPO'))),
+      h('li', {}, 'Sign gh in to GitHub, once on that computer:', h('pre', {}, h('code', {}, 'gh auth login')))),
+    h('div', { class: 'row actions' }, h('button', { type: 'button', onclick: () => refresh() }, 'Check again'))));
+}
+
+// failing lists the checks of a pull request that did not pass, as
+// "name (outcome)": a check run's conclusion or a status context's state.
+const BAD = new Set(['failure', 'cancelled', 'timed_out', 'action_required', 'startup_failure', 'stale', 'error']);
+function failing(checks) {
+  return (checks || []).filter((c) => BAD.has((c.conclusion || c.state || '').toLowerCase()))
+    .map((c) => `${c.name || c.context || 'check'} (${(c.conclusion || c.state).toLowerCase().replace(/_/g, ' ')})`);
+}
+
+// merge merges a pull request after a confirmation that names the checks
+// that do not pass, read again just before asking (a check may have
+// finished since the screen was drawn).
+async function merge(p, number, base) {
+  const fresh = await run('github.item', { target: p.id, kind: 'pull', number }, 65_000).catch(() => null);
+  if (!fresh) return;
+  const bad = failing(fresh.statusCheckRollup);
+  const ask = bad.length
+    ? `Merge #${number} into ${base} on GitHub although ${bad.length === 1 ? 'a check fails' : `${bad.length} checks fail`}: ${bad.join(', ')}?`
+    : `Merge #${number} into ${base} on GitHub?`;
+  if (!confirm(ask)) return;
+  const res = await once('pull.merge', { target: p.id, number }, 125_000).catch(() => null);
+  if (res) { await refresh(); note(`Merged #${number}.`); }
 }
 
 function row(p, kind, it) {
@@ -54,8 +112,8 @@ function outcome(x) {
   const c = (x.conclusion || '').toLowerCase();
   const s = (x.status || x.state || '').toLowerCase();
   const word = c || s || 'unknown';
-  const sym = c === 'success' ? '✓' : c === 'failure' || c === 'cancelled' || c === 'timed_out' ? '✗' : '•';
-  return h('span', { class: `outcome ${c || s}` }, h('span', { 'aria-hidden': 'true' }, `${sym} `), word.replace(/_/g, ' '));
+  const sym = c === 'success' ? 'check' : c === 'failure' || c === 'cancelled' || c === 'timed_out' ? 'cross' : 'dot';
+  return h('span', { class: `outcome ${c || s}` }, icon(sym), ' ', word.replace(/_/g, ' '));
 }
 
 function comments(list) {
@@ -67,12 +125,12 @@ function comments(list) {
 // commentForm posts a comment (github.comment, once) and redraws.
 function commentForm(p, number) {
   const ok = allowed('github.comment');
-  if (!ok.ok) return h('p', { class: 'muted' }, ok.why);
+  if (!ok.ok) return h('p', { class: 'muted' }, action('Comment', 'github.comment', () => {}));
   const area = h('textarea', { id: 'gh-comment', rows: 4 });
   return h('form', { class: 'comment-form', onsubmit: async (e) => {
     e.preventDefault();
     clearNotes();
-    if (!area.value.trim()) return note('Write a comment first.');
+    if (!area.value.trim()) return say('Write a comment first.');
     const res = await once('github.comment', { target: p.id, number, body: area.value }, 65_000).catch(() => null);
     if (res) { area.value = ''; await refresh(); note('Commented.'); }
   } }, h('label', { for: 'gh-comment' }, 'Comment'), area, h('button', { type: 'submit', class: 'primary' }, 'Comment'));
@@ -93,11 +151,12 @@ async function pullView(p, number) {
   const pr = await run('github.item', { target: p.id, kind: 'pull', number }, 65_000).catch(() => null);
   if (!pr) return;
   const checks = pr.statusCheckRollup || [];
+  const bad = failing(checks);
   const reviews = pr.reviews || [];
   const open = pr.state === 'OPEN';
   const reviewBox = h('textarea', { id: 'gh-review', rows: 3 });
   const review = (event) => async () => {
-    if (event !== 'approve' && !reviewBox.value.trim()) return note('Write what should change, or your comment, first.');
+    if (event !== 'approve' && !reviewBox.value.trim()) return say('Write what should change, or your comment, first.');
     const res = await once('pull.review', { target: p.id, number, event, body: reviewBox.value || undefined }, 65_000).catch(() => null);
     if (res) { reviewBox.value = ''; await refresh(); note(event === 'approve' ? 'Approved.' : event === 'comment' ? 'Review comment sent.' : 'Changes requested.'); }
   };
@@ -113,13 +172,10 @@ async function pullView(p, number) {
     reviews.length ? h('ol', { class: 'comments', 'aria-label': 'Reviews' }, reviews.map((r) => h('li', {},
       h('p', { class: 'muted small' }, `${who(r.author)} · ${(r.state || '').replace(/_/g, ' ').toLowerCase()}`), r.body ? h('p', { class: 'message' }, r.body) : null))) : null,
     open ? h('div', { class: 'review' }, h('label', { for: 'gh-review' }, 'Review'), reviewBox,
-      h('div', { class: 'row' }, button('Approve', 'pull.review', review('approve')), button('Request changes', 'pull.review', review('request-changes')),
-        button('Comment', 'pull.review', review('comment')))) : null,
-    open ? h('div', { class: 'row actions' }, button('Merge', 'pull.merge', async () => {
-      if (!confirm(`Merge #${number} into ${pr.baseRefName} on GitHub?`)) return;
-      const res = await once('pull.merge', { target: p.id, number }, 125_000).catch(() => null);
-      if (res) { await refresh(); note(`Merged #${number}.`); }
-    })) : null,
+      h('div', { class: 'row' }, action('Approve', 'pull.review', review('approve')), action('Request changes', 'pull.review', review('request-changes')),
+        action('Comment', 'pull.review', review('comment')))) : null,
+    open && bad.length ? h('p', { class: 'note warn' }, `${bad.length === 1 ? 'A check does not pass' : `${bad.length} checks do not pass`}: ${bad.join(', ')}.`) : null,
+    open ? h('div', { class: 'row actions' }, action('Merge', 'pull.merge', () => merge(p, number, pr.baseRefName))) : null,
     h('h3', {}, 'Comments'), comments(pr.comments), open ? commentForm(p, number) : null));
 }
 
@@ -160,13 +216,14 @@ async function searchResults(p, query, st) {
 // cloneScreen lists the account's repositories and clones one (or any
 // owner/name typed in), then opens it once the computer has it.
 export async function cloneScreen(st = {}) {
+  place(at.clone());
   setTitle('Clone a repository', true);
   const may = allowed('projects.clone');
   const input = h('input', { type: 'text', id: 'clone-repo', autocomplete: 'off', autocapitalize: 'off', spellcheck: 'false', placeholder: 'owner/name' });
   const status = h('p', { 'aria-live': 'polite', class: 'muted' });
   const start = async (repo) => {
     clearNotes();
-    if (!/^[\w.-]+\/[\w.-]+$/.test(repo)) return note('Name a GitHub repository as owner/name.');
+    if (!/^[\w.-]+\/[\w.-]+$/.test(repo)) return say('Name a GitHub repository as owner/name.');
     const job = await once('projects.clone', { repo }, 35_000).catch(() => null);
     if (!job) return;
     status.textContent = `Cloning ${repo}…`;
@@ -177,20 +234,22 @@ export async function cloneScreen(st = {}) {
       if (s.state === 'failed') { status.textContent = ''; return note(s.error || 'The clone failed.'); }
       status.textContent = `Cloned ${repo}.`;
       const proj = await project(s.target);
-      if (proj) go((x) => changes(proj, x));
+      if (proj) go((x) => changes(proj, x), at.changes(proj));
       return;
     }
   };
   const list = h('ul', { class: 'list', 'aria-label': 'Your repositories' });
-  show(may.ok ? null : h('p', { class: 'note' }, may.why),
+  show(may.ok ? null : h('p', { class: 'note', id: 'clone-why' }, may.why),
     h('form', { onsubmit: (e) => { e.preventDefault(); start(input.value.trim()); } },
       h('label', { for: 'clone-repo' }, 'Repository'), input,
-      h('div', { class: 'row' }, button('Clone', 'projects.clone', () => start(input.value.trim())))),
+      h('div', { class: 'row' }, action('Clone', 'projects.clone', () => start(input.value.trim())))),
     status, h('h2', {}, 'Your repositories'), list);
   await pages(list, st, async (offset) => {
     const res = await run('github.repos', { offset: offset || undefined }, 65_000).catch(() => null);
     return res && { items: res.items, next: res.next };
   }, (r) => h('li', {}, h('span', { class: 'item' }, h('strong', {}, r.nameWithOwner), r.isPrivate ? ' (private)' : '',
     r.description ? [h('br'), h('span', { class: 'muted small' }, r.description)] : null),
-  button('Clone', 'projects.clone', () => start(r.nameWithOwner), { 'aria-label': `Clone ${r.nameWithOwner}` })), 'No repositories.');
+  // One reason for every row: the note above says it once.
+  h('button', { type: 'button', 'aria-label': `Clone ${r.nameWithOwner}`, disabled: !may.ok, 'aria-disabled': may.ok ? false : 'true',
+    'aria-describedby': may.ok ? false : 'clone-why', onclick: () => start(r.nameWithOwner) }, 'Clone')), 'No repositories.');
 }
