@@ -1,5 +1,12 @@
 // A checkout's changes: branch header, what is staged and not, staging a
 // file or single hunks, discarding, committing; and a file's readable diff.
+//
+// Secret files carry their mark at every grant: below full they cannot be
+// opened, staged or discarded; at full they can, but staging one or
+// committing with one staged asks first, and "Stage all" leaves them out
+// (a commit puts a file in the history for good, and a push hands it to
+// everyone who can read the remote). New files are grouped by folder as
+// git status groups an untracked folder, so sixty new files are one row.
 import { h } from './dom.js';
 import { parseDiff, renderDiff } from './diff.js';
 import { state, run, once, note, clearNotes, button, allowed, setTitle, show, go, refresh, pages, lock,
@@ -21,6 +28,83 @@ function watch(p, onChange) {
 }
 
 const STATUS = { M: 'modified', A: 'added', D: 'deleted', R: 'renamed', C: 'copied', T: 'type changed', U: 'conflict', '?': 'new' };
+const RANK = { view: 1, control: 2, full: 3 };
+
+// needs is the few words said beside an action this device may not take
+// (the tap says the whole sentence): the grant it needs, or the switch.
+export function needs(method) {
+  const hello = state.hello;
+  if (!hello || allowed(method).ok) return '';
+  if (!hello.methods.includes(method)) return 'not offered by the computer';
+  const need = hello.methodAccess[method];
+  if ((RANK[hello.access] || 0) < (RANK[need] || 9)) return `needs ${need} access`;
+  return 'needs Full access for remote devices, on the computer';
+}
+
+// acts draws buttons for methods, each {label, method, onclick, why,
+// said}: why is a reason about the checkout (no remote), said on a tap;
+// said its few words. What a button may not do is written beside it, not
+// only said on a tap: the grant it needs, or said. Neighbours with the same
+// words share one line under them.
+let whyIds = 0;
+function acts(items) {
+  const out = [];
+  let group = null;
+  for (const it of items) {
+    const words = needs(it.method) || (it.why ? it.said || it.why : '');
+    const b = button(it.label, it.method, it.onclick, it.attrs || {}, it.why || '');
+    if (!words) {
+      out.push(b);
+      group = null;
+      continue;
+    }
+    if (!group || group.words !== words) {
+      const id = `why-${++whyIds}`;
+      group = { words, id, buttons: h('span', { class: 'row' }) };
+      out.push(h('span', { class: 'act' }, group.buttons, h('span', { class: 'why', id }, words)));
+    }
+    b.setAttribute('aria-describedby', group.id);
+    group.buttons.append(b);
+  }
+  return out;
+}
+
+// remoteState says what the checkout can fetch from, pull from and push
+// to. The status names the upstream; without one, a remote-tracking
+// branch shows a remote exists. With neither, no remote is known (a remote
+// added and never fetched looks the same; the host's status does not list
+// remotes yet), and Fetch and Push say so instead of failing.
+async function remoteState(p, st) {
+  if (typeof st.remotes === 'number') return { remote: st.remotes > 0, upstream: Boolean(st.upstream) };
+  if (st.upstream) return { remote: true, upstream: true };
+  const b = await state.host.call('git.branches', { target: p.id }).catch(() => null);
+  return { remote: !b || b.remote.length > 0 || Boolean(b.next), upstream: false };
+}
+
+const NO_REMOTE = 'add one on the computer with git remote add';
+
+// isStaged and isUnstaged say which lists a status entry is in.
+const isStaged = (f) => f.index !== '.' && f.index !== '?';
+const isUnstaged = (f) => f.worktree !== '.';
+
+// names lists paths for a sentence: all of them up to five, then a count.
+function names(paths) {
+  return paths.length <= 5 ? paths.join(', ') : `${paths.slice(0, 5).join(', ')} and ${paths.length - 5} more`;
+}
+
+// folderOf is the folder a new file is grouped under: its first folder,
+// or '' for a file at the top.
+function folderOf(path) {
+  const i = path.indexOf('/');
+  return i < 0 ? '' : path.slice(0, i + 1);
+}
+
+// commonFolder is the deepest folder every path is in, with its slash.
+function commonFolder(paths) {
+  let dir = paths[0].slice(0, paths[0].lastIndexOf('/') + 1);
+  for (const p of paths) while (dir && !p.startsWith(dir)) dir = dir.slice(0, dir.lastIndexOf('/', dir.length - 2) + 1);
+  return dir;
+}
 
 export async function changes(p, st = {}) {
   setTitle(p.name, true);
@@ -30,20 +114,24 @@ export async function changes(p, st = {}) {
   watch(p, () => { if (document.activeElement !== document.getElementById('message')) refresh(); });
   const first = await run('git.status', { target: p.id }).catch(() => null);
   if (!first) return;
+  const remote = await remoteState(p, first);
   const stagedList = h('ul', { class: 'list', 'aria-label': 'Staged changes' });
   const unstagedList = h('ul', { class: 'list', 'aria-label': 'Changes not staged' });
   const counts = { staged: h('span', {}, '0'), unstaged: h('span', {}, '0') };
   const seen = [];
+  const listed = { files: seen, next: first.next };
+  st.open = st.open || {};
   const row = (f, staged) => {
-    const secret = f.secret && !fullAccess();
+    const locked = f.secret && !fullAccess();
     const letter = staged ? f.index : f.worktree;
-    const why = secret ? SECRET_WHY : '';
+    const why = locked ? SECRET_WHY : '';
     return h('li', {},
-      h('button', { type: 'button', class: 'item', onclick: () => (secret ? note(SECRET_WHY) : go(() => diffView(p, f, staged))) },
-        h('span', { class: 'badge', title: STATUS[letter] || letter, 'aria-hidden': 'true' }, letter), ' ', f.path,
-        f.origPath ? h('span', { class: 'muted' }, ` (from ${f.origPath})`) : null,
-        h('span', { class: 'sr' }, `, ${STATUS[letter] || letter}`),
-        secret ? [' ', lock()] : null),
+      h('button', { type: 'button', class: 'item', onclick: () => (locked ? note(SECRET_WHY) : go(() => diffView(p, f, staged))) },
+        h('span', { class: 'badge', title: STATUS[letter] || letter, 'aria-hidden': 'true' }, letter), ' ',
+        h('span', { class: 'name' }, f.path,
+          f.origPath ? h('span', { class: 'muted' }, ` (from ${f.origPath})`) : null,
+          h('span', { class: 'sr' }, `, ${STATUS[letter] || letter}`),
+          f.secret ? [' ', lock()] : null)),
       staged
         ? stageButton('Unstage', p, f, why, { paths: [f.path], unstage: true })
         : stageButton('Stage', p, f, why, { paths: [f.path] }),
@@ -52,16 +140,47 @@ export async function changes(p, st = {}) {
         if (confirm(`${what} This cannot be undone.`)) run('git.discard', { target: p.id, paths: [f.path] }).then(() => refresh(), () => {});
       }, { 'aria-label': `Discard ${f.path}` }, why));
   };
+  // New files are grouped by their first folder; a group of one is the
+  // file's own row, of more a folder row that opens to show them.
+  const groups = new Map();
+  const grouped = (f) => {
+    const key = folderOf(f.path);
+    let g = groups.get(key);
+    if (!g) {
+      g = { key, files: [], li: h('li', { class: 'group' }) };
+      groups.set(key, g);
+      unstagedList.append(g.li);
+    }
+    g.files.push(f);
+    drawGroup(g);
+  };
+  const drawGroup = (g) => {
+    if (g.files.length === 1) return g.li.replaceChildren(...row(g.files[0], false).childNodes);
+    const dir = commonFolder(g.files.map((f) => f.path));
+    const secrets = g.files.filter((f) => f.secret).length;
+    const open = Boolean(st.open[g.key]);
+    const inner = h('ul', { class: 'list sub', 'aria-label': `New files in ${dir}`, hidden: !open });
+    if (open) for (const f of g.files) inner.append(row(f, false));
+    g.li.replaceChildren(
+      h('button', { type: 'button', class: 'item', 'aria-expanded': String(open), onclick: () => { st.open[g.key] = !open; drawGroup(g); } },
+        h('span', { class: 'badge', 'aria-hidden': 'true' }, open ? '▾' : '▸'), ' ',
+        h('span', { class: 'name' }, dir, h('span', { class: 'muted' }, ` (${g.files.length} new files${secrets ? `, ${secrets} secret` : ''})`),
+          secrets ? [' ', lock()] : null)),
+      button('Stage', 'git.stage', () => stageFolder(p, dir, listed), { 'aria-label': `Stage the new files in ${dir}` }),
+      button('Discard', 'git.discard', () => discardFolder(p, dir, listed), { 'aria-label': `Discard the new files in ${dir}` }),
+      inner);
+  };
   let staged = 0;
   let unstaged = 0;
   const add = (f) => {
     seen.push(f);
-    if (f.index !== '.' && f.index !== '?') {
+    if (isStaged(f)) {
       stagedList.append(row(f, true));
       counts.staged.textContent = String(++staged);
     }
-    if (f.worktree !== '.') {
-      unstagedList.append(row(f, false));
+    if (isUnstaged(f)) {
+      if (f.worktree === '?' && folderOf(f.path)) grouped(f);
+      else unstagedList.append(row(f, false));
       counts.unstaged.textContent = String(++unstaged);
     }
     return null; // placed in its list above
@@ -73,36 +192,51 @@ export async function changes(p, st = {}) {
       first.upstream ? h('span', { class: 'muted' }, `→ ${first.upstream}`) : null,
       first.ahead ? h('span', { class: 'badge', title: `${first.ahead} commits to push` }, `↑${first.ahead}`) : null,
       first.behind ? h('span', { class: 'badge', title: `${first.behind} commits to pull` }, `↓${first.behind}`) : null),
-    h('div', { class: 'row' },
-      button('Fetch', 'git.fetch', () => once('git.fetch', { target: p.id }).then(() => refresh(), () => {})),
-      button('Pull', 'git.pull', () => once('git.pull', { target: p.id }).then(() => refresh(), () => {})),
-      button('Push', 'git.push', () => once('git.push', { target: p.id }).then(() => { note('Pushed.'); refresh(); }, () => {})),
-      button('Switch branch', 'git.switchBranch', () => go(() => branches(p)))));
+    h('div', { class: 'row' }, acts([
+      { label: 'Fetch', method: 'git.fetch', onclick: () => once('git.fetch', { target: p.id }).then(() => refresh(), () => {}),
+        why: remote.remote ? '' : `No remote to fetch from: ${NO_REMOTE}.`, said: `No remote: ${NO_REMOTE}.` },
+      { label: 'Pull', method: 'git.pull', onclick: () => once('git.pull', { target: p.id }).then(() => refresh(), () => {}),
+        why: !remote.remote ? `No remote to pull from: ${NO_REMOTE}.` : remote.upstream ? '' : 'No upstream to pull from: push this branch once first.',
+        said: !remote.remote ? `No remote: ${NO_REMOTE}.` : 'No upstream: push this branch once first.' },
+      { label: 'Push', method: 'git.push', onclick: () => once('git.push', { target: p.id }).then(() => { note('Pushed.'); refresh(); }, () => {}),
+        why: remote.remote ? '' : `No remote to push to: ${NO_REMOTE}.`, said: `No remote: ${NO_REMOTE}.` },
+      { label: 'Switch branch', method: 'git.switchBranch', onclick: () => go(() => branches(p)) }])));
   // The message being written survives a live refresh of the screen.
   const msg = h('textarea', { id: 'message', name: 'message', rows: 3, oninput: () => { st.message = msg.value; } });
   msg.value = st.message || '';
-  const push = h('input', { type: 'checkbox', id: 'andpush' });
+  const push = h('input', { type: 'checkbox', id: 'andpush', disabled: !remote.remote });
   const commit = allowed('git.commit');
-  show(tabs(p, 'changes'), head,
+  // The commit form comes before the lists, so it is in reach however
+  // long they are.
+  const form = commit.ok ? h('div', { class: 'commit' }, h('label', { for: 'message' }, 'Commit message'), msg,
+    h('div', { class: 'row' }, h('label', { for: 'andpush', class: 'inline' }, push, ' and push'),
+      remote.remote ? null : h('span', { class: 'why' }, 'no remote to push to'),
+      h('button', { type: 'button', class: 'primary', onclick: async () => {
+        clearNotes();
+        if (!staged) return note('Stage a change first.');
+        if (!msg.value.trim()) return note('Write a commit message first.');
+        const secrets = await stagedSecrets(p, listed);
+        if (!secrets) return;
+        const them = secrets.length === 1 ? 'it' : 'them';
+        if (secrets.length && !confirm(`${secretWords(secrets).replace(/^t/, 'T')} ${secrets.length === 1 ? 'is' : 'are'} staged: the commit keeps ${them} in the history for good${push.checked ? `, and the push sends ${them} to the remote` : ''}. Commit anyway?`)) {
+          return note(`Not committed. Unstage ${names(secrets)} first to commit the rest.`);
+        }
+        const res = await once('git.commit', { target: p.id, message: msg.value, push: push.checked }).catch(() => null);
+        if (res) { msg.value = ''; st.message = ''; await refresh(); note(`Committed ${res.oid.slice(0, 8)}${res.pushed ? ' and pushed' : ''}.`); }
+      } }, 'Commit')))
+    : h('p', { class: 'muted' }, commit.why);
+  show(tabs(p, 'changes'), head, form,
     h('h2', {}, 'Staged (', counts.staged, ')'), stagedList,
-    h('h2', {}, 'Not staged (', counts.unstaged, ')'), unstagedList,
-    h('div', { class: 'row actions' },
-      button('Stage all', 'git.stage', () => run('git.stage', { target: p.id, all: true }).then(() => refresh(), () => {})),
-      button('Discard all', 'git.discard', () => discardAll(p, seen, first))),
-    commit.ok ? h('div', { class: 'commit' }, h('label', { for: 'message' }, 'Commit message'), msg,
-      h('div', { class: 'row' }, h('label', { for: 'andpush', class: 'inline' }, push, ' and push'),
-        h('button', { type: 'button', class: 'primary', onclick: async () => {
-          clearNotes();
-          if (!staged) return note('Stage a change first.');
-          if (!msg.value.trim()) return note('Write a commit message first.');
-          const res = await once('git.commit', { target: p.id, message: msg.value, push: push.checked }).catch(() => null);
-          if (res) { msg.value = ''; st.message = ''; await refresh(); note(`Committed ${res.oid.slice(0, 8)}${res.pushed ? ' and pushed' : ''}.`); }
-        } }, 'Commit')))
-      : h('p', { class: 'muted' }, commit.why));
+    h('h2', {}, 'Not staged (', counts.unstaged, ')'),
+    h('div', { class: 'row actions' }, acts([
+      { label: 'Stage all', method: 'git.stage', onclick: () => stageAll(p, listed) },
+      { label: 'Discard all', method: 'git.discard', onclick: () => discardAll(p, listed) }])),
+    unstagedList);
   let firstPage = first;
   await pages(unstagedList, st, async (offset) => {
     const res = offset === 0 && firstPage ? firstPage : await run('git.status', { target: p.id, offset }).catch(() => null);
     firstPage = null;
+    if (res) listed.next = res.next;
     return res && { items: res.files, next: res.next };
   }, add);
   if (!seen.length) unstagedList.append(h('li', { class: 'muted empty' }, 'Nothing has changed.'));
@@ -112,24 +246,114 @@ function notGit(p) {
   show(tabs(p, 'changes'), h('p', { class: 'muted' }, 'This folder is not a git checkout: its files can be browsed and searched.'));
 }
 
+// secretWords names secret files in a sentence: "the secret file .env",
+// "3 secret files (.env, a.pem, b.key)".
+function secretWords(paths) {
+  return paths.length === 1 ? `the secret file ${paths[0]}` : `${paths.length} secret files (${names(paths)})`;
+}
+
 function stageButton(label, p, f, why, params) {
   if (!why && f.submodule) why = 'A submodule is staged on the computer.';
-  return button(label, 'git.stage', () => run('git.stage', { target: p.id, ...params }).then(() => refresh(), () => {}),
-    { 'aria-label': `${label} ${f.path}` }, why);
+  return button(label, 'git.stage', () => {
+    if (label === 'Stage' && f.secret && !confirm(`${f.path} is a secret file: it may hold passwords or keys, and a commit keeps it in the history for good. Stage it anyway?`)) return;
+    run('git.stage', { target: p.id, ...params }).then(() => refresh(), () => {});
+  }, { 'aria-label': `${label} ${f.path}` }, why);
+}
+
+// everything loads every page of the status after the ones the screen has
+// (seen), so an action on "all" or on a folder knows each file it takes.
+async function everything(p, listed) {
+  let all = listed.files.slice();
+  let next = listed.next;
+  while (next) {
+    const res = await run('git.status', { target: p.id, offset: next }).catch(() => null);
+    if (!res) return null;
+    all = all.concat(res.files);
+    next = res.next;
+  }
+  return all;
+}
+
+// stagedSecrets lists the staged secret files, or null when the status
+// could not be read.
+async function stagedSecrets(p, listed) {
+  const all = await everything(p, listed);
+  return all && [...new Set(all.filter((f) => f.secret && isStaged(f)).map((f) => f.path))];
+}
+
+// stageSome stages the named paths, in calls the host takes (at most
+// 5,000 paths each), and says what it did and what it left out.
+async function stageSome(p, paths, left) {
+  let count = 0;
+  let skipped = 0;
+  for (let i = 0; i < paths.length; i += 5000) {
+    const res = await run('git.stage', { target: p.id, paths: paths.slice(i, i + 5000) }).catch(() => null);
+    if (!res) return refresh();
+    count += res.count;
+    skipped += res.skipped || 0;
+  }
+  await refresh();
+  note(`Staged ${count} files${skipped ? `; ${skipped} left out (submodules or filtered files)` : ''}.${left}`);
+}
+
+// stageAll stages every change. A device below full has the host leave the
+// secret files out. At full the host would take them, so the page names
+// the files itself, without the secret ones, and says which it left: each
+// is staged on its own row, after a question.
+async function stageAll(p, listed) {
+  const all = await everything(p, listed);
+  if (!all) return;
+  const waiting = all.filter(isUnstaged);
+  const secrets = [...new Set(waiting.filter((f) => f.secret).map((f) => f.path))];
+  if (!secrets.length || !fullAccess()) {
+    const res = await run('git.stage', { target: p.id, all: true }).catch(() => null);
+    if (!res) return;
+    await refresh();
+    return note(`Staged ${res.count} files${res.skipped ? `; ${res.skipped} left out (${secrets.length ? 'secret files, ' : ''}submodules or filtered files)` : ''}.`);
+  }
+  const rest = [...new Set(waiting.filter((f) => !f.secret && !f.submodule).map((f) => f.path))];
+  const left = ` Left out ${secretWords(secrets)}: stage ${secrets.length === 1 ? 'it on its' : 'each on its'} own row if you mean to.`;
+  if (!rest.length) return note(`Nothing staged.${left}`);
+  await stageSome(p, rest, left);
+}
+
+// stageFolder stages the new files in dir; a secret one among them is left
+// out, as in stageAll.
+async function stageFolder(p, dir, listed) {
+  const all = await everything(p, listed);
+  if (!all) return;
+  const mine = all.filter((f) => f.worktree === '?' && f.path.startsWith(dir));
+  const secrets = mine.filter((f) => f.secret).map((f) => f.path);
+  const left = secrets.length ? ` Left out ${secretWords(secrets)}${fullAccess() ? ': stage each on its own row if you mean to' : ''}.` : '';
+  const rest = mine.filter((f) => !f.secret).map((f) => f.path);
+  if (!rest.length) return note(`Nothing staged.${left}`);
+  await stageSome(p, rest, left);
+}
+
+// discardFolder deletes the new files in dir, after saying so; secret
+// files below full stay.
+async function discardFolder(p, dir, listed) {
+  const all = await everything(p, listed);
+  if (!all) return;
+  const paths = all.filter((f) => f.worktree === '?' && f.path.startsWith(dir) && !(f.secret && !fullAccess())).map((f) => f.path);
+  if (!paths.length) return note('Nothing to discard.');
+  if (!confirm(`Delete the ${paths.length} new files in ${dir}? This cannot be undone.`)) return;
+  let count = 0;
+  for (let i = 0; i < paths.length; i += 500) {
+    const res = await run('git.discard', { target: p.id, paths: paths.slice(i, i + 500), skipFolders: true }).catch(() => null);
+    if (!res) return refresh();
+    count += res.count;
+  }
+  await refresh();
+  note(`Deleted ${count} new files in ${dir}.`);
 }
 
 // discardAll throws away every change the person saw, after saying what
 // that means: every page of the status is loaded first, and only the paths
 // on it are sent (a file that appears after the confirmation is kept).
-async function discardAll(p, seen, first) {
-  let all = seen.slice();
-  let next = first.next;
-  while (next) {
-    const res = await run('git.status', { target: p.id, offset: next }).catch(() => null);
-    if (!res) return;
-    all = all.concat(res.files);
-    next = res.next;
-  }
+async function discardAll(p, listed) {
+  const all = await everything(p, listed);
+  if (!all) return;
   const paths = [...new Set(all.filter((f) => !(f.secret && !fullAccess())).map((f) => f.path))];
   const fresh = all.filter((f) => f.worktree === '?').length;
   if (!paths.length) return note('Nothing to discard.');
