@@ -9,7 +9,7 @@
 // git status groups an untracked folder, so sixty new files are one row.
 import { h } from './dom.js';
 import { parseDiff, renderDiff } from './diff.js';
-import { state, run, once, note, clearNotes, button, allowed, setTitle, show, go, refresh, pages, lock,
+import { state, run, once, note, clearNotes, button, action, allowed, setTitle, show, go, refresh, pages, lock,
   fullAccess, SECRET_WHY, pref, setPref } from './ui.js';
 import { tabs } from './main.js';
 import { historyOf } from './history.js';
@@ -28,47 +28,6 @@ function watch(p, onChange) {
 }
 
 const STATUS = { M: 'modified', A: 'added', D: 'deleted', R: 'renamed', C: 'copied', T: 'type changed', U: 'conflict', '?': 'new' };
-const RANK = { view: 1, control: 2, full: 3 };
-
-// needs is the few words said beside an action this device may not take
-// (the tap says the whole sentence): the grant it needs, or the switch.
-export function needs(method) {
-  const hello = state.hello;
-  if (!hello || allowed(method).ok) return '';
-  if (!hello.methods.includes(method)) return 'not offered by the computer';
-  const need = hello.methodAccess[method];
-  if ((RANK[hello.access] || 0) < (RANK[need] || 9)) return `needs ${need} access`;
-  return 'needs Full access for remote devices, on the computer';
-}
-
-// acts draws buttons for methods, each {label, method, onclick, why,
-// said}: why is a reason about the checkout (no remote), said on a tap;
-// said its few words. What a button may not do is written beside it, not
-// only said on a tap: the grant it needs, or said. Neighbours with the same
-// words share one line under them.
-let whyIds = 0;
-function acts(items) {
-  const out = [];
-  let group = null;
-  for (const it of items) {
-    const words = needs(it.method) || (it.why ? it.said || it.why : '');
-    const b = button(it.label, it.method, it.onclick, it.attrs || {}, it.why || '');
-    if (!words) {
-      out.push(b);
-      group = null;
-      continue;
-    }
-    if (!group || group.words !== words) {
-      const id = `why-${++whyIds}`;
-      group = { words, id, buttons: h('span', { class: 'row' }) };
-      out.push(h('span', { class: 'act' }, group.buttons, h('span', { class: 'why', id }, words)));
-    }
-    b.setAttribute('aria-describedby', group.id);
-    group.buttons.append(b);
-  }
-  return out;
-}
-
 // remoteState says what the checkout can fetch from, pull from and push
 // to. The status names the upstream; without one, a remote-tracking
 // branch shows a remote exists. With neither, no remote is known (a remote
@@ -192,15 +151,14 @@ export async function changes(p, st = {}) {
       first.upstream ? h('span', { class: 'muted' }, `→ ${first.upstream}`) : null,
       first.ahead ? h('span', { class: 'badge', title: `${first.ahead} commits to push` }, `↑${first.ahead}`) : null,
       first.behind ? h('span', { class: 'badge', title: `${first.behind} commits to pull` }, `↓${first.behind}`) : null),
-    h('div', { class: 'row' }, acts([
-      { label: 'Fetch', method: 'git.fetch', onclick: () => once('git.fetch', { target: p.id }).then(() => refresh(), () => {}),
-        why: remote.remote ? '' : `No remote to fetch from: ${NO_REMOTE}.`, said: `No remote: ${NO_REMOTE}.` },
-      { label: 'Pull', method: 'git.pull', onclick: () => once('git.pull', { target: p.id }).then(() => refresh(), () => {}),
-        why: !remote.remote ? `No remote to pull from: ${NO_REMOTE}.` : remote.upstream ? '' : 'No upstream to pull from: push this branch once first.',
-        said: !remote.remote ? `No remote: ${NO_REMOTE}.` : 'No upstream: push this branch once first.' },
-      { label: 'Push', method: 'git.push', onclick: () => once('git.push', { target: p.id }).then(() => { note('Pushed.'); refresh(); }, () => {}),
-        why: remote.remote ? '' : `No remote to push to: ${NO_REMOTE}.`, said: `No remote: ${NO_REMOTE}.` },
-      { label: 'Switch branch', method: 'git.switchBranch', onclick: () => go(() => branches(p)) }])));
+    h('div', { class: 'row' },
+      action('Fetch', 'git.fetch', () => once('git.fetch', { target: p.id }).then(() => refresh(), () => {}), {},
+        remote.remote ? '' : `no remote to fetch from: ${NO_REMOTE}`),
+      action('Pull', 'git.pull', () => once('git.pull', { target: p.id }).then(() => refresh(), () => {}), {},
+        !remote.remote ? `no remote to pull from: ${NO_REMOTE}` : remote.upstream ? '' : 'no upstream to pull from: push this branch once first'),
+      action('Push', 'git.push', () => once('git.push', { target: p.id }).then(() => { note('Pushed.'); refresh(); }, () => {}), {},
+        remote.remote ? '' : `no remote to push to: ${NO_REMOTE}`),
+      action('Switch branch', 'git.switchBranch', () => go(() => branches(p)))));
   // The message being written survives a live refresh of the screen.
   const msg = h('textarea', { id: 'message', name: 'message', rows: 3, oninput: () => { st.message = msg.value; } });
   msg.value = st.message || '';
@@ -228,9 +186,9 @@ export async function changes(p, st = {}) {
   show(tabs(p, 'changes'), head, form,
     h('h2', {}, 'Staged (', counts.staged, ')'), stagedList,
     h('h2', {}, 'Not staged (', counts.unstaged, ')'),
-    h('div', { class: 'row actions' }, acts([
-      { label: 'Stage all', method: 'git.stage', onclick: () => stageAll(p, listed) },
-      { label: 'Discard all', method: 'git.discard', onclick: () => discardAll(p, listed) }])),
+    h('div', { class: 'row actions' },
+      action('Stage all', 'git.stage', () => stageAll(p, listed)),
+      action('Discard all', 'git.discard', () => discardAll(p, listed))),
     unstagedList);
   let firstPage = first;
   await pages(unstagedList, st, async (offset) => {
