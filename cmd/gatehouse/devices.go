@@ -285,12 +285,13 @@ func printLANStatus(e *env, st *lan.Status) {
 // requestLine says what a waiting request is and how to answer it.
 func requestLine(r *lan.Request) string {
 	code := strings.ReplaceAll(r.Code, " ", "")
+	self := selfCommand()
 	if r.Kind == lan.KindReconnect {
-		return fmt.Sprintf("%s (%s, paired with %s access) asks to reconnect after a restart, from %s with code %s (request %s). If the device shows the same code: 'gatehouse devices allow %s'; else 'gatehouse devices deny %s'.",
-			shown(r.Name), shown(r.Device), r.Grant, r.From, r.Code, shown(r.ID), code, code)
+		return fmt.Sprintf("%s (%s, paired with %s access) asks to reconnect after a restart, from %s with code %s (request %s). If the device shows the same code: '%s devices allow %s'; else '%s devices deny %s'.",
+			shown(r.Name), shown(r.Device), r.Grant, r.From, r.Code, shown(r.ID), self, code, self, code)
 	}
-	return fmt.Sprintf("%s asks to pair from %s with code %s (request %s)%s. If the device shows the same code: 'gatehouse devices allow %s --grant view|control|full'; else 'gatehouse devices deny %s'.",
-		shown(r.Name), r.From, r.Code, shown(r.ID), replacing(r), code, code)
+	return fmt.Sprintf("%s asks to pair from %s with code %s (request %s)%s. If the device shows the same code: '%s devices allow %s --grant view|control|full'; else '%s devices deny %s'.",
+		shown(r.Name), r.From, r.Code, shown(r.ID), replacing(r), self, code, self, code)
 }
 
 // control sends a command to the running serve, saying so when there is none.

@@ -96,7 +96,7 @@ func serveLAN(e *env, paths []string, listen string, port int, noTUI bool, tl *l
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = srv.Close(sctx) // tells every page that serving ended
-	fmt.Fprintln(e.stdout, "Stopped. Paired devices reconnect when it serves again; 'gatehouse devices revoke ID' ends a pairing for good.")
+	fmt.Fprintf(e.stdout, "Stopped. Paired devices reconnect when it serves again; '%s devices revoke ID' ends a pairing for good.\n", selfCommand())
 	return exitOK
 }
 
@@ -195,7 +195,8 @@ func (t *tui) banner() {
 		t.say("%s\n", lanThreat)
 	}
 	if t.quiet {
-		t.say("Get the pairing link with 'gatehouse devices link'; allow a device with 'gatehouse devices allow CODE --grant view|control|full', CODE being the pair code the device shows.\n")
+		self := selfCommand()
+		t.say("Get the pairing link with '%s devices link'; allow a device with '%s devices allow CODE --grant view|control|full', CODE being the pair code the device shows.\n", self, self)
 		return
 	}
 	t.showLink()
