@@ -14,6 +14,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/spf13/cobra"
 )
 
 // Exit codes, as git, gh and go use them.
@@ -41,27 +43,17 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+
+	// verbosity is what -v/--verbose and --debug asked for (verbosity.go).
+	verbosity verbosity
+	// tree is the command tree the command runs in (cli.go); completion
+	// writes its scripts from it.
+	tree *cobra.Command
 }
 
 var commands []*command
 
 func register(c *command) { commands = append(commands, c) }
-
-// find returns the command named by the first one or two words of args
-// ("version", "secrets check") and the arguments after its name.
-func find(args []string) (*command, []string) {
-	if len(args) >= 2 {
-		if c := named(args[0] + " " + args[1]); c != nil {
-			return c, args[2:]
-		}
-	}
-	if len(args) >= 1 {
-		if c := named(args[0]); c != nil {
-			return c, args[1:]
-		}
-	}
-	return nil, nil
-}
 
 // startingWith lists the two-word commands whose first word is word.
 func startingWith(word string) []string {
@@ -88,102 +80,42 @@ func main() {
 	os.Exit(run(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:]))
 }
 
+// run parses the global flags before the command's name, then hands the
+// rest to the command tree (cli.go), which finds the command, parses its
+// flags and runs it.
 func run(e *env, args []string) int {
-	if len(args) == 0 {
-		printOverview(e.stderr)
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version" || args[0] == "-v") {
+		// gh's and git's habit ("git -v" is "git --version" alone);
+		// "gatehouse version" is go's. Before a command, -v is --verbose.
+		args = []string{"version"}
+	}
+	args, u := e.verbosity.parseLeading(args)
+	if u != nil {
+		fmt.Fprintf(e.stderr, "gatehouse: %v; run 'gatehouse help' for the flags every command takes\n", u)
+		printSuggestions(e.stderr, u.suggestions)
 		return exitUsage
 	}
-	switch args[0] {
-	case "--version", "-version", "-v":
-		// gh's and git's habit; "gatehouse version" is go's.
-		return run(e, []string{"version"})
-	case "help", "-h", "--help":
-		if len(args) == 1 {
-			printOverview(e.stdout)
-			return exitOK
-		}
-		c, _ := find(args[1:])
-		if c == nil {
-			fmt.Fprintf(e.stderr, "gatehouse: unknown command %q; run 'gatehouse help' for the list\n", strings.Join(args[1:], " "))
-			return exitUsage
-		}
-		printHelp(e.stdout, c)
-		return exitOK
-	}
-	c, rest := find(args)
-	if c == nil {
-		if subs := startingWith(args[0]); len(subs) > 0 {
-			fmt.Fprintf(e.stderr, "gatehouse: want one of: gatehouse %s\n", strings.Join(subs, ", gatehouse "))
-			return exitUsage
-		}
-		fmt.Fprintf(e.stderr, "gatehouse: unknown command %q; run 'gatehouse help' for the list\n", args[0])
-		return exitUsage
-	}
+	return runTree(e, args)
+}
+
+// runCommand parses c's flags among args, as the standard library's flag
+// package does, and runs it. Its own flags, the global ones and -h are
+// known wherever they stand among the arguments.
+func runCommand(e *env, c *command, args []string) int {
 	fs := newFlagSet(c)
 	runIt := c.setup(fs)
-	positional, err := parseInterspersed(fs, rest)
+	e.verbosity.declare(fs)
+	positional, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printHelp(e.stdout, c)
 			return exitOK
 		}
-		return usageError(e, c, "%v", err)
+		return flagError(e, c, fs, err)
 	}
+	restore := e.verbosity.setDefaultLogger(e.stderr, c)
+	defer restore()
 	return runIt(e, positional)
-}
-
-func printOverview(w io.Writer) {
-	fmt.Fprint(w, `gatehouse serves your git checkouts to your phone without letting a
-repository run a program, pick a network transport or hand out a secret file.
-
-Usage: gatehouse COMMAND [arguments]
-
-Commands:
-`)
-	sorted := append([]*command(nil), commands...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].name < sorted[j].name })
-	for _, c := range sorted {
-		fmt.Fprintf(w, "  %-15s %s\n", c.name, c.summary)
-	}
-	fmt.Fprint(w, "\nRun 'gatehouse help COMMAND' or 'gatehouse COMMAND -h' for more.\n")
-}
-
-// printHelp prints a command's usage, its paragraph, its subcommands (for
-// "devices": "devices link", ...) and every flag it declares.
-func printHelp(w io.Writer, c *command) {
-	fmt.Fprintf(w, "Usage: gatehouse %s %s\n\n%s\n", c.name, c.usage, strings.TrimSpace(c.help))
-	if subs := startingWith(c.name); len(subs) > 0 {
-		fmt.Fprint(w, "\nCommands:\n")
-		for _, name := range subs {
-			fmt.Fprintf(w, "  gatehouse %-16s %s\n", name, named(name).summary)
-		}
-	}
-	fs := newFlagSet(c)
-	c.setup(fs)
-	printFlags(w, fs)
-}
-
-// printFlags lists fs's flags as the usage lines spell them (--name VALUE),
-// with each one's default when it has one.
-func printFlags(w io.Writer, fs *flag.FlagSet) {
-	first := true
-	fs.VisitAll(func(f *flag.Flag) {
-		if first {
-			fmt.Fprint(w, "\nFlags:\n")
-			first = false
-		}
-		value, usage := flag.UnquoteUsage(f)
-		name := "--" + f.Name
-		if value != "" {
-			name += " " + strings.ToUpper(value)
-		}
-		switch f.DefValue {
-		case "", "false", "0", "0s", "[]":
-		default:
-			usage += fmt.Sprintf(" (default %q)", f.DefValue)
-		}
-		fmt.Fprintf(w, "  %s\n      %s\n", name, usage)
-	})
 }
 
 // parseInterspersed parses flags wherever they stand among the arguments
