@@ -101,6 +101,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"status", "--frobnicate"},
 		{"status", "--verbose=loud"},
 		{"--frobnicate", "status"},
+		{"completion", "tcsh"},
 	} {
 		if code, _, errOut := runForTest(args...); code != exitUsage || errOut == "" {
 			t.Errorf("%q: exit %d, want %d with a sentence on stderr: %q", args, code, exitUsage, errOut)
