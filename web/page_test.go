@@ -130,6 +130,16 @@ func TestNewcomerPageInChromium(t *testing.T) {
 	inBrowser(t, bin, "e2e/newcomer.mjs", pageRepo(t), nil)
 }
 
+// The changes screen's answers to a newcomer (web/e2e/changes.mjs): the
+// Secret mark at every grant and a question before a secret is staged or
+// committed, sixty new files as one folder row, and actions disabled with
+// their reason where they are.
+func TestChangesPageInChromium(t *testing.T) {
+	bin := browserTest(t)
+	gittest.Home(t, "")
+	inBrowser(t, bin, "e2e/changes.mjs", pageRepo(t), nil)
+}
+
 // The squatter in a real browser (web/e2e/squatter.mjs): what it reads from
 // the page's origin while serve is stopped opens nothing after serve starts
 // again, and the real phone comes back by its own code.

@@ -20,10 +20,18 @@ class El {
   set textContent(t) { this.kids = [String(t)]; }
 }
 const byId = { notes: new El('div'), main: new El('main'), title: new El('h1'), back: new El('button') };
-globalThis.document = { createElement: (t) => new El(t), getElementById: (id) => byId[id] ?? null, title: '' };
+globalThis.document = { createElement: (t) => new El(t), getElementById: (id) => byId[id] ?? null, title: '', addEventListener() {} };
 const listeners = {};
-globalThis.window = { scrollY: 0, scrollTo() {}, addEventListener: (t, f) => { listeners[t] = f; } };
-globalThis.history = { pushState() {}, back() {} };
+// The tab's history: its entries' states, and where it stands.
+const tab = { entries: [null], at: 0 };
+globalThis.history = {
+  get state() { return tab.entries[tab.at]; },
+  pushState(st) { tab.entries = tab.entries.slice(0, tab.at + 1).concat([st]); tab.at++; },
+  replaceState(st) { tab.entries[tab.at] = st; },
+  back() { if (tab.at > 0) tab.at--; },
+};
+globalThis.window = { scrollY: 0, scrollTo() {}, addEventListener: (t, f) => { listeners[t] = f; }, history: globalThis.history };
+globalThis.location = { pathname: '/', search: '', hash: '' };
 // After the stand-ins: ui.js listens for popstate as it loads.
 const { note, show, go, swap, home, refresh } = await import('../src/ui.js');
 const { h } = await import('../src/dom.js');
@@ -81,7 +89,8 @@ test('a note outlasts its screen drawn again, and goes with a new screen', async
   assert.equal(notes(), '', 'home clears the notes');
   await go(screen('changes'));
   note('Discarded 3 files.');
-  listeners.popstate(); // the browser's back
+  history.back();
+  listeners.popstate({ state: history.state }); // the browser's back
   await new Promise((r) => setImmediate(r));
   assert.equal([main(), notes()].join('|'), 'projects|', 'back clears the notes');
 });
