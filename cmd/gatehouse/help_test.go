@@ -102,6 +102,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"status", "--verbose=loud"},
 		{"--frobnicate", "status"},
 		{"completion", "tcsh"},
+		{"version", "extra"},
 	} {
 		if code, _, errOut := runForTest(args...); code != exitUsage || errOut == "" {
 			t.Errorf("%q: exit %d, want %d with a sentence on stderr: %q", args, code, exitUsage, errOut)
