@@ -104,6 +104,9 @@ func setupCall(fs *flag.FlagSet) func(*env, []string) int {
 			fmt.Fprintf(e.stderr, "gatehouse call: %v\n", err)
 			return exitUsage
 		}
+		if unknownMethod(e, reg, "call", args[0]) {
+			return exitUsage // the computer called runs the same methods, and answers a name it does not know with "Unknown method."
+		}
 		wait, once := 30*time.Second, false
 		m, _ := reg.Lookup(args[0])
 		if m != nil {

@@ -85,6 +85,9 @@ func setupDo(fs *flag.FlagSet) func(*env, []string) int {
 			return exitUsage
 		}
 		defer cleanup()
+		if unknownMethod(e, host.Registry(), "do", args[0]) {
+			return exitUsage
+		}
 		params := json.RawMessage("{}")
 		if len(args) == 2 {
 			if params, err = readParams(e, args[1]); err != nil {
@@ -121,7 +124,8 @@ func newDoHost(projects []string, g trust.Grant, switchOn bool) (*rpc.Host, func
 	}
 	home, _ := os.UserHomeDir()
 	state, _ := trust.DefaultDir()
-	targets := rpc.NewTargets(fsguard.Options{Home: home, StateDir: state}, gate.Options{})
+	config, _ := trust.DefaultConfigDir()
+	targets := rpc.NewTargets(fsguard.Options{Home: home, StateDir: state, ConfigDir: config}, gate.Options{})
 	for _, p := range projects {
 		if _, err := targets.Add(p, trust.Served, ""); err != nil {
 			targets.Close()
