@@ -91,7 +91,7 @@ func hostOptions(store *trust.Store, paths []string, logger *slog.Logger) (rpc.H
 	}
 	home, _ := os.UserHomeDir()
 	set := store.Settings()
-	targets := rpc.NewTargets(fsguard.Options{Home: home, StateDir: store.Dir()}, gate.Options{MemoryLimitMiB: set.GitMemoryLimitMiB,
+	targets := rpc.NewTargets(fsguard.Options{Home: home, StateDir: store.Dir(), ConfigDir: store.ConfigDir()}, gate.Options{MemoryLimitMiB: set.GitMemoryLimitMiB,
 		Budget: gate.NewMemoryBudget(set.GitMemoryTotalMiB, set.GitMemoryLimitMiB)}) // one for every checkout served
 	served := map[string]bool{}
 	for _, p := range paths {
@@ -201,7 +201,7 @@ func serveRelayMode(e *env, relayURL string, args []string, listenFlag, mode str
 		fmt.Fprintf(e.stderr, "gatehouse serve: this computer is not signed in to %s; run 'gatehouse login --relay %s' first\n", relayURL, relayURL)
 		return exitUsage
 	}
-	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger := e.serverLogger(slog.LevelWarn) // -v and --debug show more
 	ho, closeHost, err := hostOptions(store, args, logger)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "gatehouse serve: %v\n", err)

@@ -50,7 +50,7 @@ func serveLAN(e *env, paths []string, listen string, port int, noTUI bool, tl *l
 	if noTUI {
 		level = slog.LevelInfo
 	}
-	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+	logger := e.serverLogger(level) // -v and --debug show more
 	ho, closeHost, err := hostOptions(store, paths, logger)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "gatehouse serve: %v\n", err)
