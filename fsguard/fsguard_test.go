@@ -384,10 +384,12 @@ func TestHomeAndAppDataRoots(t *testing.T) {
 file home/notes.txt = hi
 file home/code/app/main.go = x
 file home/.local/state/gatehouse/settings.json = {}
+file home/.config/gatehouse/settings.json = {}
 symlink homelink -> home
 `)
 	home := filepath.Join(base, "home")
 	state := filepath.Join(home, ".local/state/gatehouse")
+	config := filepath.Join(home, ".config/gatehouse")
 	for _, c := range []struct {
 		dir  string
 		want error
@@ -397,9 +399,11 @@ symlink homelink -> home
 		{".", ErrHomeRoot},        // an ancestor of home
 		{"home/.local", ErrAppDataRoot},
 		{"home/.local/state/gatehouse", ErrAppDataRoot},
+		{"home/.config", ErrAppDataRoot}, // holds the config folder, whose settings.json sets a phone's walls
+		{"home/.config/gatehouse", ErrAppDataRoot},
 		{"home/code/app", nil},
 	} {
-		r, err := OpenRoot(filepath.Join(base, c.dir), Options{Home: home, StateDir: state})
+		r, err := OpenRoot(filepath.Join(base, c.dir), Options{Home: home, StateDir: state, ConfigDir: config})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -421,6 +425,17 @@ symlink homelink -> home
 	// sees the whole home folder, shell history included.
 	if plain, _ := os.ReadFile(filepath.Join(home, "notes.txt")); string(plain) != "hi" {
 		t.Fatal("fixture")
+	}
+	// Without ConfigDir (before the config folder was split from the state
+	// folder) a control device serving ~/.config could rewrite gatehouse's
+	// settings.json, its own memory bound among them.
+	r, err := OpenRoot(filepath.Join(base, "home/.config"), Options{Home: home, StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.List(trust.Control, "gatehouse", 0); err != nil {
+		t.Fatalf("not reproduced: without ConfigDir ~/.config/gatehouse was refused: %v", err)
 	}
 }
 

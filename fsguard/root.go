@@ -18,6 +18,12 @@ type Options struct {
 	// StateDir is gatehouse's own data folder (trust.DefaultDir); a root that
 	// is, holds or sits inside it is refused below full. "" means none.
 	StateDir string
+	// ConfigDir is gatehouse's config folder (trust.DefaultConfigDir), under
+	// the same rule: its settings.json sets the memory bound of a phone's
+	// git and where a phone's clone is written, so a phone that could write
+	// there (serving ~/.config at control) could loosen its own walls at
+	// the next start. "" or StateDir means none more.
+	ConfigDir string
 	// Secrets decides which files are secret; nil means secretfiles.Default.
 	Secrets *secretfiles.Matcher
 }
@@ -66,9 +72,8 @@ func OpenRoot(dir string, opts Options) (*Root, error) {
 	}
 	for _, root := range roots {
 		r.isHome = r.isHome || root == "/" || anyMatch(homes, func(h string) bool { return h == root || inside(root, h) })
-		r.isAppData = r.isAppData || anyMatch(bothSpellings(opts.StateDir), func(s string) bool {
-			return s == root || inside(root, s) || inside(s, root)
-		})
+		touches := func(s string) bool { return s == root || inside(root, s) || inside(s, root) }
+		r.isAppData = r.isAppData || anyMatch(bothSpellings(opts.StateDir), touches) || anyMatch(bothSpellings(opts.ConfigDir), touches)
 	}
 	return r, nil
 }

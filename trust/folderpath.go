@@ -63,18 +63,24 @@ var ErrFolderUnsafe = errors.New("another user could replace the state folder")
 // Store was guarding (moved, or replaced by another).
 var ErrFolderReplaced = errors.New("the state folder was moved or replaced while in use")
 
-// FolderError names the component of the state folder's path that lets
-// another user replace it, and why.
+// FolderError names the component of the state folder's path (or the
+// config folder's, which is checked by the same rule) that lets another
+// user replace it, and why.
 type FolderError struct {
 	Dir       string // the state folder, as named
 	Component string // the folder or symlink at fault, as resolved
 	Problem   string // what lets another user change it
+	Folder    string // "config folder" for the config folder; "" is the state folder
 }
 
 func (e *FolderError) Error() string {
-	what := "replace gatehouse's state folder " + e.Dir + " with their own"
+	folder := e.Folder
+	if folder == "" {
+		folder = stateFolder
+	}
+	what := "replace gatehouse's " + folder + " " + e.Dir + " with their own"
 	if e.Component == e.Dir {
-		what = "replace the files in gatehouse's state folder"
+		what = "replace the files in gatehouse's " + folder
 	}
 	return fmt.Sprintf("%s %s, so another user could %s; set GATEHOUSE_HOME to a folder only you can change",
 		e.Component, e.Problem, what)
@@ -91,22 +97,41 @@ const maxLinks = 40
 // component that lets another user replace it, or the error that kept a
 // component from being looked at (a missing folder reads as fs.ErrNotExist).
 func CheckFolder(dir string) error {
-	_, err := walkFolder(dir, os.Geteuid())
+	_, err := walkFolder(stateFolder, dir, os.Geteuid())
 	return err
 }
 
-// walkFolder resolves dir from / one component at a time, checking each
-// (the rule above), and returns what lstat says of the state folder.
-func walkFolder(dir string, uid int) (unix.Stat_t, error) {
+// CheckConfigFolder is CheckFolder for the config folder (DefaultConfigDir),
+// which names where a device's clone is written: the same rule, and errors
+// that name the config folder.
+func CheckConfigFolder(dir string) error {
+	_, err := walkFolder(configFolder, dir, os.Geteuid())
+	return err
+}
+
+// The folders a walk checks, as its errors name them.
+const (
+	stateFolder  = "state folder"
+	configFolder = "config folder"
+)
+
+// walkFolder resolves dir, the state or config folder (folder), from / one
+// component at a time, checking each (the rule above), and returns what
+// lstat says of dir.
+func walkFolder(folder, dir string, uid int) (unix.Stat_t, error) {
 	var at, st unix.Stat_t // at: the folder reached so far; st: its next entry
 	if !filepath.IsAbs(dir) {
-		return at, fmt.Errorf("state folder %q is not an absolute path", dir)
+		return at, fmt.Errorf("%s %q is not an absolute path", folder, dir)
 	}
 	unsafe := func(component, problem string) error {
-		return &FolderError{Dir: dir, Component: component, Problem: problem}
+		fe := &FolderError{Dir: dir, Component: component, Problem: problem}
+		if folder != stateFolder {
+			fe.Folder = folder
+		}
+		return fe
 	}
 	real := "/" // the path of at, free of symlinks
-	if err := lstat(real, &at); err != nil {
+	if err := lstat(folder, real, &at); err != nil {
 		return at, err
 	}
 	if p := ownerProblem(&at, uid); p != "" {
@@ -118,7 +143,7 @@ func walkFolder(dir string, uid int) (unix.Stat_t, error) {
 		rest = rest[1:]
 		if name == ".." { // real has no symlinks: its parent is the textual one, checked already
 			real = filepath.Dir(real)
-			if err := lstat(real, &at); err != nil {
+			if err := lstat(folder, real, &at); err != nil {
 				return at, err
 			}
 			continue
@@ -127,7 +152,7 @@ func walkFolder(dir string, uid int) (unix.Stat_t, error) {
 		if at.Mode&0o022 != 0 && at.Mode&unix.S_ISVTX == 0 {
 			return at, unsafe(real, fmt.Sprintf("is writable by other users (mode %o)", at.Mode&0o7777))
 		}
-		if err := lstat(next, &st); err != nil {
+		if err := lstat(folder, next, &st); err != nil {
 			return at, err
 		}
 		if p := ownerProblem(&st, uid); p != "" {
@@ -138,7 +163,7 @@ func walkFolder(dir string, uid int) (unix.Stat_t, error) {
 			real, at = next, st
 		case unix.S_IFLNK:
 			if links++; links > maxLinks {
-				return at, &fs.PathError{Op: "state folder", Path: dir, Err: unix.ELOOP}
+				return at, &fs.PathError{Op: folder, Path: dir, Err: unix.ELOOP}
 			}
 			target, err := os.Readlink(next)
 			if err != nil {
@@ -146,13 +171,13 @@ func walkFolder(dir string, uid int) (unix.Stat_t, error) {
 			}
 			if filepath.IsAbs(target) {
 				real = "/"
-				if err := lstat(real, &at); err != nil {
+				if err := lstat(folder, real, &at); err != nil {
 					return at, err
 				}
 			}
 			rest = append(components(target), rest...)
 		default:
-			return at, &fs.PathError{Op: "state folder", Path: next, Err: unix.ENOTDIR}
+			return at, &fs.PathError{Op: folder, Path: next, Err: unix.ENOTDIR}
 		}
 	}
 	// The state folder itself: the current user's, and no sticky exception,
@@ -178,9 +203,9 @@ func ownerProblem(st *unix.Stat_t, uid int) string {
 	return fmt.Sprintf("belongs to another user (uid %d)", st.Uid)
 }
 
-func lstat(path string, st *unix.Stat_t) error {
+func lstat(folder, path string, st *unix.Stat_t) error {
 	if err := unix.Lstat(path, st); err != nil {
-		return &fs.PathError{Op: "state folder: lstat", Path: path, Err: err}
+		return &fs.PathError{Op: folder + ": lstat", Path: path, Err: err}
 	}
 	return nil
 }
@@ -196,38 +221,56 @@ func components(path string) []string {
 	return out
 }
 
-// guard keeps a Store to the folder it was guarding when Guard was called
-// (Store.Guard).
+// guard keeps a Store to the folders it was guarding when Guard was called
+// (Store.Guard): the state folder, and the config folder when it is
+// another.
 type guard struct {
-	dir      string
-	uid      int
-	dev, ino uint64
+	folders []guarded
+	uid     int
 
 	mu  sync.Mutex
 	err error // the first failure, kept: a folder once found unsafe is not trusted again
 }
 
-func newGuard(dir string) (*guard, error) {
-	uid := os.Geteuid()
-	st, err := walkFolder(dir, uid)
-	if err != nil {
-		return nil, err
-	}
-	return &guard{dir: dir, uid: uid, dev: uint64(st.Dev), ino: st.Ino}, nil
+// guarded is one folder a guard keeps: its kind, its path and what it was.
+type guarded struct {
+	folder, dir string
+	dev, ino    uint64
 }
 
-// check walks the chain again and compares the folder it reaches with the
-// one guarded. A failure is kept for good.
+// newGuard checks each folder (kind, path, kind, path …) and remembers what
+// it names now.
+func newGuard(folders ...[2]string) (*guard, error) {
+	g := &guard{uid: os.Geteuid()}
+	for _, f := range folders {
+		st, err := walkFolder(f[0], f[1], g.uid)
+		if err != nil {
+			return nil, err
+		}
+		g.folders = append(g.folders, guarded{folder: f[0], dir: f[1], dev: uint64(st.Dev), ino: st.Ino})
+	}
+	return g, nil
+}
+
+// check walks each chain again and compares the folder it reaches with the
+// one guarded. A failure is kept for good, and stops the use of both
+// folders: a serve whose clones folder another user could choose stops as
+// one whose switch they could turn on does.
 func (g *guard) check() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.err != nil {
 		return g.err
 	}
-	st, err := walkFolder(g.dir, g.uid)
-	if err == nil && (uint64(st.Dev) != g.dev || st.Ino != g.ino) {
-		err = fmt.Errorf("%w: %s is no longer the folder gatehouse opened; find out who changed it, then start again", ErrFolderReplaced, g.dir)
+	for _, f := range g.folders {
+		st, err := walkFolder(f.folder, f.dir, g.uid)
+		if err == nil && (uint64(st.Dev) != f.dev || st.Ino != f.ino) {
+			err = fmt.Errorf("%w: %s is no longer the folder gatehouse opened; find out who changed it, then start again", ErrFolderReplaced, f.dir)
+		}
+		if err != nil {
+			g.err = err
+			return err
+		}
 	}
-	g.err = err
-	return err
+	return nil
 }

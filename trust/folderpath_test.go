@@ -69,14 +69,16 @@ const sticky = os.ModeSticky
 // The state folder's path, from /, as real trees: bad is the component
 // CheckFolder must name ("" when the folder is fine); fails is a refusal
 // that is not about another user (a loop, a missing folder, a file).
-var folderCases = []struct {
+type folderCase struct {
 	name  string
 	tree  []node
 	dir   string
 	bad   string
 	fails error
 	root  bool // gives a file to another user
-}{
+}
+
+var folderCases = []folderCase{
 	{name: "private chain", tree: []node{{path: "a", mode: 0o755}, {path: "a/state", mode: 0o700}}, dir: "a/state"},
 	{name: "own folder in a sticky folder", tree: []node{{path: "tmp", mode: sticky | 0o777}, {path: "tmp/me", mode: 0o700}, {path: "tmp/me/state", mode: 0o700}}, dir: "tmp/me/state"},
 	{name: "state folder in a sticky folder", tree: []node{{path: "tmp", mode: sticky | 0o777}, {path: "tmp/state", mode: 0o700}}, dir: "tmp/state"},
@@ -100,37 +102,47 @@ var folderCases = []struct {
 	{name: "state folder of another user", root: true, tree: []node{{path: "state", mode: 0o700, other: true}}, dir: "state", bad: "state"},
 }
 
+// The config folder is checked by the same rule (CheckConfigFolder): the
+// same table runs against both.
 func TestCheckFolder(t *testing.T) {
-	for _, c := range folderCases {
-		t.Run(c.name, func(t *testing.T) {
-			if c.root {
-				needRoot(t)
-			}
-			base, err := filepath.EvalSymlinks(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			build(t, base, c.tree)
-			err = CheckFolder(filepath.Join(base, c.dir))
-			var fe *FolderError
-			switch {
-			case c.fails != nil:
-				if errors.As(err, &fe) || !errors.Is(err, c.fails) {
-					t.Fatalf("err = %v, want a refusal like %v", err, c.fails)
-				}
-			case c.bad == "":
-				if err != nil {
-					t.Fatalf("a folder only root and this user can change was refused: %v", err)
-				}
-			default:
-				if !errors.As(err, &fe) || !errors.Is(err, ErrFolderUnsafe) || fe.Component != filepath.Join(base, c.bad) {
-					t.Fatalf("err = %v, want one naming %s", err, c.bad)
-				}
-				if !strings.Contains(err.Error(), "set GATEHOUSE_HOME to a folder only you can change") {
-					t.Fatalf("the refusal does not say what to do: %v", err)
-				}
-			}
-		})
+	checks := []struct {
+		name  string
+		check func(string) error
+	}{{"state", CheckFolder}, {"config", CheckConfigFolder}}
+	for _, check := range checks {
+		for _, c := range folderCases {
+			t.Run(check.name+"/"+c.name, func(t *testing.T) { runFolderCase(t, c, check.check) })
+		}
+	}
+}
+
+func runFolderCase(t *testing.T, c folderCase, check func(string) error) {
+	if c.root {
+		needRoot(t)
+	}
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	build(t, base, c.tree)
+	err = check(filepath.Join(base, c.dir))
+	var fe *FolderError
+	switch {
+	case c.fails != nil:
+		if errors.As(err, &fe) || !errors.Is(err, c.fails) {
+			t.Fatalf("err = %v, want a refusal like %v", err, c.fails)
+		}
+	case c.bad == "":
+		if err != nil {
+			t.Fatalf("a folder only root and this user can change was refused: %v", err)
+		}
+	default:
+		if !errors.As(err, &fe) || !errors.Is(err, ErrFolderUnsafe) || fe.Component != filepath.Join(base, c.bad) {
+			t.Fatalf("err = %v, want one naming %s", err, c.bad)
+		}
+		if !strings.Contains(err.Error(), "set GATEHOUSE_HOME to a folder only you can change") {
+			t.Fatalf("the refusal does not say what to do: %v", err)
+		}
 	}
 }
 

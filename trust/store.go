@@ -17,7 +17,7 @@ import (
 
 // The files of the state folder, each 0600 and written atomically.
 const (
-	settingsFile = "settings.json" // the switch and preferences
+	settingsFile = "settings.json" // the switch (and, in one folder, the person's settings: settings.go)
 	grantsFile   = "grants.json"   // devices' grants with their key fingerprints
 	targetsFile  = "targets.json"  // served checkouts and worktrees gatehouse made
 	lanFile      = "lan.json"      // the LAN address's port and its paired devices' keys
@@ -49,6 +49,30 @@ func DefaultDir() (string, error) {
 	return filepath.Join(home, ".local", "state", "gatehouse"), nil
 }
 
+// DefaultConfigDir is where the config folder lives, which holds the
+// settings the person edits (settings.go): $GATEHOUSE_CONFIG (which the
+// service gatehouse installs sets beside GATEHOUSE_HOME, so it reads the
+// settings the person's own commands read), else $XDG_CONFIG_HOME/gatehouse,
+// else ~/.config/gatehouse. When GATEHOUSE_HOME is set without
+// GATEHOUSE_CONFIG, and on macOS, it is the state folder (DefaultDir): one
+// folder, as before the two were split.
+func DefaultConfigDir() (string, error) {
+	if v := os.Getenv("GATEHOUSE_CONFIG"); v != "" {
+		return filepath.Abs(v)
+	}
+	if os.Getenv("GATEHOUSE_HOME") != "" || runtime.GOOS == "darwin" {
+		return DefaultDir()
+	}
+	if v := os.Getenv("XDG_CONFIG_HOME"); v != "" && filepath.IsAbs(v) {
+		return filepath.Join(v, "gatehouse"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("config folder: %w (set GATEHOUSE_HOME)", err)
+	}
+	return filepath.Join(home, ".config", "gatehouse"), nil
+}
+
 // Store is the state folder. Reads are cached by each file's identity
 // (device, inode, size, mtime, ctime), so a running serve sees a change made
 // by `gatehouse access` or `gatehouse devices` at its next call, for the cost
@@ -63,60 +87,95 @@ func DefaultDir() (string, error) {
 // read and write first checks that no other user can have swapped the
 // folder (see CheckFolder).
 type Store struct {
-	dir   string
-	guard atomic.Pointer[guard] // nil until Guard
+	dir       string
+	configDir string                // the config folder: dir itself when they are one
+	guard     atomic.Pointer[guard] // nil until Guard
 
 	mu       sync.Mutex
 	settings cached[Settings]
+	config   cached[configSettings] // the config folder's settings.json, when it is another folder
 	grants   cached[map[string]DeviceGrant]
 	targets  cached[[]Target]
 	lan      cached[LANState]
 }
 
-// OpenStore opens (creating it if needed) the state folder dir, mode 0700.
-// A folder owned by another user is refused; a folder readable by others is
-// narrowed to 0700.
+// OpenStore opens (creating it if needed) the state folder dir, mode 0700,
+// as the one folder for state and settings alike. A folder owned by
+// another user is refused; a folder readable by others is narrowed to 0700.
 func OpenStore(dir string) (*Store, error) {
+	return OpenStoreWithConfig(dir, dir)
+}
+
+// OpenStoreWithConfig opens the state folder dir as OpenStore does, with
+// the settings the person edits in configDir (DefaultConfigDir), which is
+// made and checked the same way. The same path for both is one folder.
+func OpenStoreWithConfig(dir, configDir string) (*Store, error) {
+	if err := openFolder(stateFolder, dir); err != nil {
+		return nil, err
+	}
+	if filepath.Clean(configDir) == filepath.Clean(dir) {
+		configDir = dir
+	} else if err := openFolder(configFolder, configDir); err != nil {
+		return nil, err
+	}
+	return &Store{dir: dir, configDir: configDir}, nil
+}
+
+// openFolder makes the state or config folder (folder) dir if needed, mode
+// 0700, refuses it if it belongs to another user, and narrows it to 0700.
+func openFolder(folder, dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("state folder: %w", err)
+		return fmt.Errorf("%s: %w", folder, err)
 	}
 	var st unix.Stat_t
 	if err := unix.Stat(dir, &st); err != nil {
-		return nil, fmt.Errorf("state folder: %w", err)
+		return fmt.Errorf("%s: %w", folder, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return nil, fmt.Errorf("state folder %s is not a folder", dir)
+		return fmt.Errorf("%s %s is not a folder", folder, dir)
 	}
 	if int(st.Uid) != os.Geteuid() {
-		return nil, fmt.Errorf("state folder %s belongs to another user", dir)
+		return fmt.Errorf("%s %s belongs to another user", folder, dir)
 	}
 	if st.Mode&0o077 != 0 {
 		if err := os.Chmod(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("state folder: %w", err)
+			return fmt.Errorf("%s: %w", folder, err)
 		}
 	}
-	return &Store{dir: dir}, nil
+	return nil
 }
 
 // Dir is the state folder's path (local only; never sent to a device).
 func (s *Store) Dir() string { return s.dir }
 
+// ConfigDir is the config folder's path: Dir when they are one folder.
+func (s *Store) ConfigDir() string { return s.configDir }
+
+// SettingsFile is the path of the settings.json the person edits: in the
+// config folder (local only; never sent to a device).
+func (s *Store) SettingsFile() string { return filepath.Join(s.configDir, settingsFile) }
+
 // Guard checks that only root and the current user can change what the
-// folder's path names (CheckFolder), and keeps s to the folder it names
+// folder's path names (CheckFolder), and the config folder's too when it
+// is another (CheckConfigFolder), and keeps s to the folders they name
 // now: from then on every read and write of s checks again first. A failed
 // check is final: every later read gives the empty state (switch off, no
 // grants, no targets, no LAN devices), every write fails with the check's
 // error, and Check reports it. A check costs one lstat per component of
 // the path.
 func (s *Store) Guard() error {
-	g, err := newGuard(s.dir)
+	folders := [][2]string{{stateFolder, s.dir}}
+	if s.configDir != s.dir {
+		folders = append(folders, [2]string{configFolder, s.configDir})
+	}
+	g, err := newGuard(folders...)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.guard.Store(g)
-	s.settings.guard, s.grants.guard, s.targets.guard, s.lan.guard = g, g, g, g
+	s.settings.guard, s.config.guard, s.grants.guard, s.targets.guard, s.lan.guard = g, g, g, g, g
 	return nil
 }
 
@@ -280,8 +339,15 @@ func (s *Store) Problems() []error {
 	load(s.path(grantsFile), &s.grants)
 	load(s.path(targetsFile), &s.targets)
 	load(s.path(lanFile), &s.lan)
+	problems := []error{s.settings.problem, s.grants.problem, s.targets.problem, s.lan.problem}
+	if s.configDir != s.dir {
+		load(s.SettingsFile(), &s.config)
+		if s.config.problem != nil {
+			problems = append(problems, fmt.Errorf("config folder's %w", s.config.problem))
+		}
+	}
 	var out []error
-	for _, p := range []error{s.settings.problem, s.grants.problem, s.targets.problem, s.lan.problem} {
+	for _, p := range problems {
 		if p != nil {
 			out = append(out, p)
 		}

@@ -68,10 +68,16 @@ func openState(e *env) (*trust.Store, int) {
 		fmt.Fprintf(e.stderr, "gatehouse: %v\n", err)
 		return nil, exitUsage
 	}
-	store, err := trust.OpenStore(dir)
+	configDir, err := trust.DefaultConfigDir()
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gatehouse: %v\n", err)
+		return nil, exitUsage
+	}
+	store, err := trust.OpenStoreWithConfig(dir, configDir)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "gatehouse: %v (set GATEHOUSE_HOME to use another folder)\n", err)
 		return nil, exitUsage
 	}
+	moveSettings(e, store)
 	return store, exitOK
 }

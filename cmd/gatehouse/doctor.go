@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/gatehouse/gatehouse/fsguard"
@@ -64,6 +65,7 @@ type doctorReport struct {
 	FileOpens        string          `json:"fileOpens"`
 	Git              *doctorGit      `json:"git"`
 	StateFolder      string          `json:"stateFolder"`
+	SettingsFile     string          `json:"settingsFile"`
 	Landlock         string          `json:"landlock"`
 	LandlockEnforced bool            `json:"landlockEnforced"`
 	MemoryBound      string          `json:"memoryBound"`
@@ -214,6 +216,16 @@ func doctorChecks(e *env, out io.Writer, rep *doctorReport) int {
 			warn("%s is readable by others (%v)", name, fi.Mode().Perm())
 		}
 	}
+	rep.SettingsFile = store.SettingsFile()
+	fmt.Fprintf(out, "settings file: %s (gitMemoryLimitMiB, gitMemoryTotalMiB, clonesDir)\n", store.SettingsFile())
+	if store.ConfigDir() != store.Dir() {
+		if err := trust.CheckConfigFolder(store.ConfigDir()); err != nil {
+			warn("%v ('gatehouse serve' refuses to run on it)", err)
+		}
+	}
+	if stale := store.StaleSettings(); len(stale) > 0 {
+		warn("%s in %s/settings.json are not read: %s is; move them there", strings.Join(stale, ", "), store.Dir(), store.SettingsFile())
+	}
 	for _, p := range store.Problems() {
 		warn("unreadable state file, treated as empty: %v", p)
 	}
@@ -229,7 +241,7 @@ func doctorChecks(e *env, out io.Writer, rep *doctorReport) int {
 	fmt.Fprintf(out, "memory bound: %s\n", walls.Memory)
 	budget := gate.NewMemoryBudget(set.GitMemoryTotalMiB, set.GitMemoryLimitMiB)
 	rep.MemoryTotalMiB = budget.Total() >> 20
-	fmt.Fprintf(out, "memory of all closed children at once: at most %d MiB (gitMemoryTotalMiB in settings.json; default half of this computer's memory)\n", budget.Total()>>20)
+	fmt.Fprintf(out, "memory of all closed children at once: at most %d MiB (gitMemoryTotalMiB in the settings file; default half of this computer's memory)\n", budget.Total()>>20)
 	fmt.Fprintln(out, "git folder shape check: before every closed call")
 	fmt.Fprintln(out, "processes gatehouse starts, and their walls:")
 	for _, p := range gate.Processes(walls, budget) {

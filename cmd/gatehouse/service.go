@@ -101,7 +101,12 @@ func runServiceInstall(e *env, relayURL, listen string, print bool, paths []stri
 		}
 		args = append(args, c)
 	}
-	s := service.Spec{Exe: exe, Args: args, StateDir: dir}
+	configDir, err := trust.DefaultConfigDir()
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gatehouse service install: %v\n", err)
+		return exitUsage
+	}
+	s := service.Spec{Exe: exe, Args: args, StateDir: dir, ConfigDir: configDir}
 	if print {
 		if err := s.Check(); err != nil {
 			fmt.Fprintf(e.stderr, "gatehouse service install: %v\n", err)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -51,6 +53,17 @@ func openServeState(e *env, withLAN bool) (*serveState, int) {
 		fmt.Fprintf(e.stderr, "gatehouse serve: %v\n", err)
 		return nil, exitUsage
 	}
+	// The config folder names where a device's clone is written: the same
+	// check, when it is another folder.
+	if configDir, err := trust.DefaultConfigDir(); err != nil {
+		fmt.Fprintf(e.stderr, "gatehouse serve: %v\n", err)
+		return nil, exitUsage
+	} else if configDir != dir {
+		if err := trust.CheckConfigFolder(configDir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(e.stderr, "gatehouse serve: %v\n", err)
+			return nil, exitUsage
+		}
+	}
 	if withLAN {
 		if msg := runningServe(dir); msg != "" {
 			fmt.Fprintf(e.stderr, "gatehouse serve: %s\n", msg)
@@ -80,6 +93,21 @@ func openServeState(e *env, withLAN bool) (*serveState, int) {
 		s.release = release
 	}
 	return s, exitOK
+}
+
+// moveSettings moves the person's settings from the state folder's
+// settings.json to the config folder's (trust.Store.MoveSettings) and says
+// so; it happens once, since the state file no longer holds them after.
+// When they cannot be moved they are still read where they are.
+func moveSettings(e *env, store *trust.Store) {
+	moved, err := store.MoveSettings()
+	state := filepath.Join(store.Dir(), "settings.json")
+	switch {
+	case err != nil:
+		fmt.Fprintf(e.stderr, "gatehouse: settings stay in %s: %v\n", state, err)
+	case len(moved) > 0:
+		fmt.Fprintf(e.stderr, "gatehouse: moved %s from %s to %s\n", strings.Join(moved, ", "), state, store.SettingsFile())
+	}
 }
 
 // runningServe says where the serve running in state folder dir answers,

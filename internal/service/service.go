@@ -30,6 +30,20 @@ type Spec struct {
 	Exe      string
 	Args     []string // after "serve"
 	StateDir string
+	// ConfigDir is the config folder (trust.DefaultConfigDir) when it is
+	// not StateDir: GATEHOUSE_HOME alone would make the service read its
+	// settings (memory bound, clones folder) from the state folder, while
+	// the person's own commands read them from the config folder.
+	ConfigDir string
+}
+
+// env is the service's environment, in order.
+func (s Spec) env() [][2]string {
+	env := [][2]string{{"GATEHOUSE_HOME", s.StateDir}}
+	if s.ConfigDir != "" && s.ConfigDir != s.StateDir {
+		env = append(env, [2]string{"GATEHOUSE_CONFIG", s.ConfigDir})
+	}
+	return env
 }
 
 // ErrTemporaryBinary: the binary is go run's, which disappears.
@@ -84,6 +98,24 @@ func quoteWord(w string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\t", `\t`).Replace(w) + `"`
 }
 
+// envWords are the Environment= assignments of env.
+func envWords(env [][2]string) []string {
+	var out []string
+	for _, kv := range env {
+		out = append(out, envQuote(kv[0]+"="+kv[1]))
+	}
+	return out
+}
+
+// plistEnv is the EnvironmentVariables entries of env.
+func plistEnv(env [][2]string) string {
+	var b strings.Builder
+	for _, kv := range env {
+		fmt.Fprintf(&b, "\t\t<key>%s</key>\n\t\t<string>%s</string>\n", xmlText(kv[0]), xmlText(kv[1]))
+	}
+	return b.String()
+}
+
 // SystemdUnit is the user unit for s.
 func SystemdUnit(s Spec) string {
 	words := []string{s.Exe} // checked plain: systemd takes the path as written
@@ -104,7 +136,7 @@ RestartSec=5
 
 [Install]
 WantedBy=default.target
-`, strings.Join(words, " "), envQuote("GATEHOUSE_HOME="+s.StateDir))
+`, strings.Join(words, " "), strings.Join(envWords(s.env()), " "))
 }
 
 // xmlText escapes text for a plist.
@@ -129,9 +161,7 @@ func LaunchdPlist(s Spec, logFile string) string {
 %s	</array>
 	<key>EnvironmentVariables</key>
 	<dict>
-		<key>GATEHOUSE_HOME</key>
-		<string>%s</string>
-	</dict>
+%s	</dict>
 	<key>RunAtLoad</key>
 	<true/>
 	<key>KeepAlive</key>
@@ -145,7 +175,7 @@ func LaunchdPlist(s Spec, logFile string) string {
 	<string>%s</string>
 </dict>
 </plist>
-`, agentName, args.String(), xmlText(s.StateDir), xmlText(logFile), xmlText(logFile))
+`, agentName, args.String(), plistEnv(s.env()), xmlText(logFile), xmlText(logFile))
 }
 
 // Paths says where the service's file goes for home (and XDG_CONFIG_HOME

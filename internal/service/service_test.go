@@ -21,7 +21,7 @@ func trickySpec(t *testing.T) Spec {
 		t.Fatal(err)
 	}
 	return Spec{Exe: exe, Args: []string{"--relay", "https://relay.example", filepath.Join(dir, `my "code" 100% $HOME\x`), filepath.Join(dir, "a&b<c>")},
-		StateDir: filepath.Join(dir, "state $Y dir")}
+		StateDir: filepath.Join(dir, "state $Y dir"), ConfigDir: filepath.Join(dir, "config $Y dir")}
 }
 
 // The unit systemd itself accepts (systemd-analyze verify, where it is
@@ -34,8 +34,13 @@ func TestSystemdUnit(t *testing.T) {
 			t.Fatalf("unit lacks %q:\n%s", want, unit)
 		}
 	}
-	if !strings.Contains(unit, `"GATEHOUSE_HOME=`+s.StateDir+`"`) {
-		t.Fatalf("Environment= must keep $ single (it is not special there):\n%s", unit)
+	if !strings.Contains(unit, `"GATEHOUSE_HOME=`+s.StateDir+`" "GATEHOUSE_CONFIG=`+s.ConfigDir+`"`) {
+		t.Fatalf("Environment= must name both folders and keep $ single (it is not special there):\n%s", unit)
+	}
+	one := s
+	one.ConfigDir = s.StateDir // GATEHOUSE_HOME alone: one folder
+	if strings.Contains(SystemdUnit(one), "GATEHOUSE_CONFIG") {
+		t.Fatalf("GATEHOUSE_CONFIG for one folder:\n%s", SystemdUnit(one))
 	}
 	bad := s
 	bad.Exe = filepath.Join(t.TempDir(), "b-dol$X", "gatehouse")
@@ -111,7 +116,7 @@ func unquoteSystemd(line string) []string {
 func TestLaunchdPlist(t *testing.T) {
 	s := trickySpec(t)
 	p := LaunchdPlist(s, "/Users/me/Library/Logs/gatehouse.log")
-	for _, want := range []string{"<string>dev.gatehouse.serve</string>", "a&amp;b&lt;c&gt;", "my &quot;code&quot; 100% $HOME", "<key>SuccessfulExit</key>", "--no-tui"} {
+	for _, want := range []string{"<string>dev.gatehouse.serve</string>", "a&amp;b&lt;c&gt;", "my &quot;code&quot; 100% $HOME", "<key>SuccessfulExit</key>", "--no-tui", "<key>GATEHOUSE_CONFIG</key>\n\t\t<string>" + s.ConfigDir + "</string>"} {
 		if !strings.Contains(p, want) {
 			t.Fatalf("plist lacks %q:\n%s", want, p)
 		}
