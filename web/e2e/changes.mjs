@@ -161,6 +161,16 @@ try {
   await screen(view, 'changes-view');
   step('view: "needs control access" beside Stage all and Discard all');
 
+  // The person gives the view device control on the computer: the open
+  // page shows it at its next screen, without a reload.
+  const listed = JSON.parse(s.gh('devices', '--json')).lan.filter((d) => d.grant === 'view');
+  check(listed.length === 1, `one view device listed: ${JSON.stringify(listed)}`);
+  s.gh('devices', 'grant', listed[0].id, 'control');
+  await view.getByRole('button', { name: 'Files', exact: true }).click();
+  await view.getByRole('button', { name: 'Changes', exact: true }).click();
+  await view.waitForFunction(() => [...document.querySelectorAll('button')].some((b) => b.textContent === 'Stage all' && !b.disabled));
+  step('view given control on the computer: Stage all enabled at the next screen, no reload');
+
   check(!errors.length, `the page logged errors: ${errors.join('; ')}`);
   console.log(`ok: ${screens.length} screens photographed and checked: ${screens.join(', ')}`);
 } catch (e) {

@@ -267,6 +267,7 @@ async function paint(entry, scroll, fresh) {
   if (fresh) {
     clearNotes();
     tapped = null; // the control that opened a new screen is not on it
+    helloAgain();
   }
   entry.painting = (entry.painting || 0) + 1;
   try {
@@ -291,6 +292,24 @@ async function paint(entry, scroll, fresh) {
     window.scrollTo(0, scroll);
   } else if (top && top.painting) top.overdrawn = true;
   else if (top) await paint(top, window.scrollY, false);
+}
+
+// helloAgain asks the computer again, as a new screen opens, what this
+// device may do, and draws the top screen again when that changed: a grant
+// the person changed on the computer ('gatehouse devices grant') used to
+// show only after a reload, its buttons disabled with the old reason. One
+// question at a time, never in the way of the screen's drawing.
+let helloAsking = false;
+function helloAgain() {
+  const host = state.host;
+  if (!host || !state.hello || helloAsking) return;
+  helloAsking = true;
+  host.call('host.hello', {}).finally(() => { helloAsking = false; }).then((hello) => {
+    if (state.host !== host || !hello) return;
+    const was = state.hello;
+    state.hello = hello;
+    if (was.access !== hello.access || was.methods.join() !== hello.methods.join()) refresh();
+  }, () => {}); // no answer: the screen's own calls say why
 }
 
 // go opens a new screen on top, at its top; route, when given, is its
