@@ -84,6 +84,7 @@ run.`,
 						fmt.Fprintf(e.stderr, "gatehouse audit: %v\n", err)
 						return exitUsage
 					}
+					fmt.Fprintf(e.stderr, "gatehouse audit: wrote %d findings to %s; pass it with --baseline to accept them\n", len(rep.Findings), *writeBaseline)
 					*baseline = *writeBaseline
 				}
 				if *baseline != "" {

@@ -13,7 +13,7 @@ import (
 // completion scripts, and its paragraph for "gatehouse secrets -h".
 var groups = map[string]struct{ summary, help string }{
 	"secrets": {"the secret-file rules",
-		"Commands about the secret-file rules: the files gatehouse never hands to a\ndevice, whatever its grant."},
+		"Commands about the secret-file rules: the files gatehouse never hands to a\ndevice below the full grant (a device with full access sees them)."},
 	"service": {"run serve as your always-on service",
 		"Commands that run 'gatehouse serve' as your always-on service (launchd on\nmacOS, a systemd user unit on Linux), so the phone reaches your checkouts\nafter a restart."},
 }
