@@ -28,8 +28,12 @@ Commands:
 `)
 	sorted := append([]*command(nil), commands...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].name < sorted[j].name })
+	width := 0 // the longest name's, so every summary starts in one column
 	for _, c := range sorted {
-		fmt.Fprintf(w, "  %-15s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
+	}
+	for _, c := range sorted {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 	}
 	printGlobalFlags(w, nil)
 	fmt.Fprint(w, "\nRun 'gatehouse help COMMAND' or 'gatehouse COMMAND -h' for more.\n")
