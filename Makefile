@@ -1,9 +1,16 @@
 # The one test command (README, .ci/run): everything a clean checkout needs.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: test deps vet darwin staticcheck unit benchcheck build
+.PHONY: test check deps vet darwin staticcheck unit benchcheck build
 
 test: deps vet darwin staticcheck unit benchcheck
+
+# The quick loop a contributor runs often: vet, and the tests in -short mode
+# without the race detector, the browser, gh or PostgreSQL (each of those
+# skips when it is missing). make test is what CI runs; run it before a push.
+check:
+	go vet ./...
+	go test -short -count=1 ./...
 
 # Debian packages and the page's npm packages the tests use: one line each
 # saying whether it was there and why the tests need it; only what is missing
