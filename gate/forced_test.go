@@ -209,37 +209,6 @@ func TestMailmapIsNeverRead(t *testing.T) {
 	}
 }
 
-// Tools that run git themselves (gh) get the closed gate through the
-// environment (seed Round 9).
-func TestToolEnvCarriesTheClosedGate(t *testing.T) {
-	gittest.Home(t, "")
-	build := func() (string, string) {
-		dir := withStaged(t)
-		return dir, gittest.Hook(t, dir, "pre-commit")
-	}
-	run := func(dir string, env []string) {
-		cmd := exec.Command("git", "commit", "-q", "-m", "m")
-		cmd.Dir, cmd.Env = dir, env
-		_ = cmd.Run()
-	}
-	dir, marker := build()
-	run(dir, ToolEnv(desktop, append(os.Environ(), "GIT_SSH_COMMAND=evil")))
-	if !gittest.Fired(marker) {
-		t.Fatal("not reproduced: the tool's git did not run the hook")
-	}
-	dir, marker = build()
-	env := ToolEnv(closed, append(os.Environ(), "GIT_SSH_COMMAND=evil", "GIT_DIR=/elsewhere"))
-	run(dir, env)
-	if gittest.Fired(marker) {
-		t.Fatal("a closed tool's git ran the hook")
-	}
-	for _, kv := range env {
-		if strings.HasPrefix(kv, "GIT_SSH_COMMAND=") || strings.HasPrefix(kv, "GIT_DIR=") {
-			t.Fatalf("%s survived", kv)
-		}
-	}
-}
-
 func TestEnvironmentIsAnAllowlist(t *testing.T) {
 	gittest.Home(t, "")
 	t.Setenv("GIT_SSH_COMMAND", "evil")
