@@ -50,6 +50,19 @@ import (
 // its sockets against the database (the device's gen) after a NATS
 // reconnect and every RecheckEvery, a wall that holds even if a message was
 // lost while a node was cut off.
+//
+// Messages between nodes carry a protocol version, so that nodes can be
+// upgraded one at a time. Every node event says the version its sender
+// speaks (clusterProtocol, the "v" field; an event without one is from a
+// node before the field, which spoke version 1). Within the scheme a newer
+// version only adds: a new field in an event (encoding/json ignores one it
+// does not know), a new event op or a new device-message op (a node drops
+// an op it does not know). A node learns each peer's version from its
+// events, and sends something version N added only while every node it
+// hears speaks N (clusterVersion). So while old and new nodes run side by
+// side the new ones speak the old version, and the cluster moves to the new
+// one when the last old node has gone. A change older nodes could not
+// ignore needs a new subject prefix (Cluster.Prefix), not a version.
 
 // Cluster joins a relay to other nodes.
 type Cluster struct {
@@ -90,6 +103,11 @@ func DialNATS(urls, node string, opts ...nats.Option) (*nats.Conn, error) {
 // its routing prefix, or a snapshot chunk.
 const minNATSPayload = relay.MaxFrame + 1024
 
+// clusterProtocol is the version of the messages between nodes that this
+// node speaks; see the comment above Cluster for what a version may change.
+// Version 1: the events and device messages below.
+const clusterProtocol = 1
+
 // Cluster limits.
 const (
 	clusterShards   = 2   // channels (and goroutines) that deliver device messages
@@ -124,6 +142,12 @@ type nodeEvent struct {
 	Sockets [][3]string `json:"s,omitempty"` // snapshot: account, device, conn
 	Gen     int64       `json:"g,omitempty"` // snapshot: which one
 	Last    bool        `json:"l,omitempty"` // snapshot: its last chunk
+	V       int         `json:"v,omitempty"` // the sender's clusterProtocol; absent: 1
+}
+
+// protocol is the version the event's sender speaks.
+func (e *nodeEvent) protocol() int {
+	return max(e.V, 1)
 }
 
 // remote is where a device's socket is on another node, and the snapshot
@@ -146,13 +170,14 @@ type natsHub struct {
 	seed   maphash.Seed
 	shards [clusterShards]chan *nats.Msg
 
-	mu    sync.Mutex
-	subs  map[devKey]*nats.Subscription
-	view  map[string]map[string]remote // account -> device -> where, other nodes only
-	nodes map[string]time.Time         // instance -> last heard
-	gens  map[string]int64             // instance -> its latest snapshot
-	gen   int64                        // this node's latest snapshot
-	done  bool                         // closed: no more subscriptions
+	mu     sync.Mutex
+	subs   map[devKey]*nats.Subscription
+	view   map[string]map[string]remote // account -> device -> where, other nodes only
+	nodes  map[string]time.Time         // instance -> last heard
+	protos map[string]int               // instance -> the protocol it speaks
+	gens   map[string]int64             // instance -> its latest snapshot
+	gen    int64                        // this node's latest snapshot
+	done   bool                         // closed: no more subscriptions
 
 	events *nats.Subscription
 	stop   chan struct{}
@@ -180,7 +205,7 @@ func newNATSHub(s *Server, o Cluster) (*natsHub, error) {
 		o.RecheckEvery = defaultRecheck
 	}
 	h := &natsHub{here: newLocalHub(), s: s, nc: o.NATS, o: o, inst: s.node + "/" + randomText(5), seed: maphash.MakeSeed(),
-		subs: map[devKey]*nats.Subscription{}, view: map[string]map[string]remote{}, nodes: map[string]time.Time{}, gens: map[string]int64{}, stop: make(chan struct{})}
+		subs: map[devKey]*nats.Subscription{}, view: map[string]map[string]remote{}, nodes: map[string]time.Time{}, protos: map[string]int{}, gens: map[string]int64{}, stop: make(chan struct{})}
 	for i := range h.shards {
 		h.shards[i] = make(chan *nats.Msg, shardDepth)
 		h.wg.Go(func() { h.deliverLoop(h.shards[i]) })
@@ -413,6 +438,8 @@ func (h *natsHub) onDeviceMessage(m *nats.Msg) {
 		if c := h.here.local(account, device); ok && c != nil && c.id != string(except) {
 			c.close(code, string(reason))
 		}
+	default: // an op a newer node added; it sends one only to nodes that speak it
+		h.s.log.Debug("a cluster message of an unknown op was dropped", "op", m.Data[0])
 	}
 }
 
@@ -459,7 +486,7 @@ func (h *natsHub) tell(account, device string, v any) {
 }
 
 func (h *natsHub) event(e nodeEvent) {
-	e.Inst = h.inst
+	e.Inst, e.V = h.inst, clusterProtocol
 	b, err := json.Marshal(e)
 	if err == nil {
 		h.publish(h.subject(nodeEventsTopic), b)
@@ -525,10 +552,24 @@ func (h *natsHub) beat() {
 	}
 }
 
+// clusterVersion is the protocol every node this one hears speaks: the
+// lowest of its own and its live peers'. A message a later version added
+// is sent only when this is at least that version.
+func (h *natsHub) clusterVersion() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v := clusterProtocol
+	for _, p := range h.protos {
+		v = min(v, p)
+	}
+	return v
+}
+
 // forget drops a node and the sockets it had.
 func (h *natsHub) forget(inst string) {
 	h.mu.Lock()
 	delete(h.nodes, inst)
+	delete(h.protos, inst)
 	delete(h.gens, inst)
 	touched := h.dropStale(inst, -1) // no snapshot is numbered -1: all of them
 	h.s.m.nodes.Set(float64(len(h.nodes)))
@@ -558,8 +599,14 @@ func (h *natsHub) onEvent(m *nats.Msg) {
 	h.mu.Lock()
 	_, known := h.nodes[e.Inst]
 	h.nodes[e.Inst] = time.Now()
+	proto, was := e.protocol(), h.protos[e.Inst]
+	h.protos[e.Inst] = proto
 	h.s.m.nodes.Set(float64(len(h.nodes)))
 	h.mu.Unlock()
+	if proto != was && proto != clusterProtocol {
+		h.s.log.Info("a relay node speaks another cluster protocol: the nodes use the lowest until every node is upgraded",
+			"peer", e.Inst, "peerProtocol", proto, "protocol", clusterProtocol, "clusterProtocol", h.clusterVersion())
+	}
 	switch e.Op {
 	case eventHello:
 		h.snapshot()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -844,5 +845,76 @@ func TestRevokedTokenReadsAreBounded(t *testing.T) {
 	}
 	if codes[http.StatusUnauthorized] != tokenChecks || codes[http.StatusTooManyRequests] != 2*tokenChecks {
 		t.Fatalf("answers: %v", codes)
+	}
+}
+
+// TestClusterProtocolVersion: the nodes of a rolling upgrade run side by
+// side. A node's events say the protocol it speaks; a node from before the
+// version field (no "v") is read as version 1; a newer node's event, with a
+// field this node does not know, is still applied, its version remembered
+// and logged, and the cluster keeps to the lowest version it hears until
+// that node has gone.
+func TestClusterProtocolVersion(t *testing.T) {
+	c := startCluster(t, 1, true)
+	nd := c.nodes[0]
+	h := nd.srv.hub.(*natsHub)
+	probe, err := DialNATS(c.ns.ClientURL(), "probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+
+	sub, err := probe.SubscribeSync(defaultPrefix + "." + nodeEventsTopic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := sub.NextMsg(10 * time.Second) // a beat comes every 100 ms
+	if err != nil {
+		t.Fatalf("no event from the node: %v", err)
+	}
+	var own map[string]any
+	if err := json.Unmarshal(m.Data, &own); err != nil || own["v"] != float64(clusterProtocol) {
+		t.Fatalf("the node's event does not carry its protocol version %d: %s", clusterProtocol, m.Data)
+	}
+
+	for _, ev := range []string{
+		`{"op":"beat","inst":"old/1"}`, // a node from before the field
+		`{"op":"join","inst":"new/1","a":"acct","d":"d-x","c":"c1","v":2,"later":"a field version 2 added"}`,
+	} {
+		if err := probe.Publish(defaultPrefix+"."+nodeEventsTopic, []byte(ev)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	protos := func() map[string]int {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return maps.Clone(h.protos)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for p := protos(); p["old/1"] != 1 || p["new/1"] != 2; p = protos() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the node did not record its peers' versions (old/1 as 1, new/1 as 2): %v", p)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !h.online("acct", "d-x") {
+		t.Fatal("the newer node's join, with a field this node does not know, was not applied")
+	}
+	if v := h.clusterVersion(); v != 1 {
+		t.Fatalf("clusterVersion = %d with a version 1 node in the cluster, want 1", v)
+	}
+	if logs := nd.logs.String(); !strings.Contains(logs, "speaks another cluster protocol") || !strings.Contains(logs, "peerProtocol=2") {
+		t.Fatalf("the newer node's version was not logged:\n%s", logs)
+	}
+
+	if err := probe.Publish(defaultPrefix+"."+nodeEventsTopic, []byte(`{"op":"bye","inst":"new/1","v":2}`)); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for p := protos(); p["new/1"] != 0; p = protos() {
+		if time.Now().After(deadline) {
+			t.Fatalf("a node that said goodbye is still counted in the cluster's versions: %v", p)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
