@@ -37,25 +37,6 @@ func IDsParam(ids []string) error {
 	return nil
 }
 
-// Fit keeps as many of n items as fit the page budget: size(k) is the JSON
-// size of the reply holding the first k. It returns k and whether items
-// were dropped.
-func Fit(n int, size func(k int) int) (int, bool) {
-	if size(n) <= PageBudget {
-		return n, false
-	}
-	lo, hi := 0, n // size(lo) fits (or lo == 0), size(hi) does not
-	for hi-lo > 1 {
-		mid := (lo + hi) / 2
-		if size(mid) <= PageBudget {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo, true
-}
-
 // JSONSize is the encoded size of v.
 func JSONSize(v any) int {
 	b, err := json.Marshal(v)

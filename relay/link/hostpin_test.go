@@ -136,7 +136,7 @@ func TestDevicePinsTheHostKey(t *testing.T) {
 	hostile.bodies.Store(0)
 
 	// With the pin: refused before anything is sealed.
-	_, err := Dial(context.Background(), phone, host, nil)
+	_, err := DialPinned(context.Background(), phone, host, "", nil)
 	var hk *relay.HostKeyError
 	if !errors.As(err, &hk) || hk.Pinned != hostFP || hk.Shown != fakeFP || !errors.Is(err, relay.ErrHostKeyChanged) {
 		t.Fatalf("an impostor's key: %v", err)

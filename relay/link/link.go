@@ -71,14 +71,8 @@ type Device struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	runErr error
-	pin    atomic.Pointer[string] // the host key's fingerprint accepted at Dial
+	pin    atomic.Pointer[string] // the host key's fingerprint accepted at DialPinned
 	first  bool
-}
-
-// Dial connects to the relay and to host hostID, which must be online, with
-// the host's key pinned as DialPinned does.
-func Dial(ctx context.Context, id *relay.Identity, hostID string, logger *slog.Logger) (*Device, error) {
-	return DialPinned(ctx, id, hostID, "", logger)
 }
 
 // DialPinned connects to the relay and to host hostID, which must be
@@ -167,7 +161,7 @@ func DialPinned(ctx context.Context, id *relay.Identity, hostID, want string, lo
 	return d, nil
 }
 
-// hostWait is how long Dial waits for the host to come online: a computer
+// hostWait is how long DialPinned waits for the host to come online: a computer
 // whose serve is starting, or reconnecting after a network change, is back
 // within a few seconds.
 const hostWait = 5 * time.Second
@@ -191,7 +185,7 @@ func (d *Device) waitForHost(ctx context.Context) ([]byte, error) {
 	}
 }
 
-// HostFingerprint is the host key's fingerprint, and whether this Dial
+// HostFingerprint is the host key's fingerprint, and whether this DialPinned
 // pinned it for the first time (to show the person, who compares it with
 // what the computer printed).
 func (d *Device) HostFingerprint() (fp string, first bool) { return d.pinned(), d.first }

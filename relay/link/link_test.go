@@ -86,7 +86,7 @@ func TestServeAndCallThroughTheRelay(t *testing.T) {
 	var dev *Device
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		dev, err = Dial(context.Background(), phoneID, hostID.Profile().DeviceID, nil)
+		dev, err = DialPinned(context.Background(), phoneID, hostID.Profile().DeviceID, "", nil)
 		if err == nil {
 			break
 		}
@@ -147,7 +147,7 @@ func TestServeAndCallThroughTheRelay(t *testing.T) {
 	if string(publicKey(t, impostor)) == string(publicKey(t, phoneID)) {
 		t.Fatal("the test meant a new key")
 	}
-	dev2, err := Dial(context.Background(), impostor, hostID.Profile().DeviceID, nil)
+	dev2, err := DialPinned(context.Background(), impostor, hostID.Profile().DeviceID, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

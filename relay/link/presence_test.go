@@ -68,7 +68,7 @@ func TestRemovedDevicesQueuedRequestDoesNotRun(t *testing.T) {
 	}
 	var dev *Device
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		if dev, err = Dial(context.Background(), phoneID, hostID.Profile().DeviceID, nil); err == nil {
+		if dev, err = DialPinned(context.Background(), phoneID, hostID.Profile().DeviceID, "", nil); err == nil {
 			break
 		}
 		if !errors.Is(err, ErrHostNotPresent) || time.Now().After(deadline) {

@@ -89,7 +89,7 @@ func TestClientReconnectsAfterARelayRestart(t *testing.T) {
 	r.stop()
 	r.start()
 	deadline := time.Now().Add(10 * time.Second)
-	for r.srv.hub.local(d.profile.Account.ID, d.profile.DeviceID) == nil {
+	for localSocket(r.srv.hub, d.profile.Account.ID, d.profile.DeviceID) == nil {
 		if time.Now().After(deadline) {
 			t.Fatal("the client did not come back after the relay restarted")
 		}
@@ -194,7 +194,7 @@ func TestKickConnectsDuringABackoff(t *testing.T) {
 	time.Sleep(4 * time.Second)
 	r.start()
 	time.Sleep(500 * time.Millisecond)
-	if r.srv.hub.local(d.profile.Account.ID, d.profile.DeviceID) != nil {
+	if localSocket(r.srv.hub, d.profile.Account.ID, d.profile.DeviceID) != nil {
 		t.Fatal("the client connected on its own: the test did not catch it waiting")
 	}
 	start := time.Now()
@@ -221,7 +221,7 @@ func TestTokenIsRefreshedWhileConnected(t *testing.T) {
 	if err := c.WaitConnected(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	sock := r.srv.hub.local(d.profile.Account.ID, d.profile.DeviceID)
+	sock := localSocket(r.srv.hub, d.profile.Account.ID, d.profile.DeviceID)
 	time.Sleep(100 * time.Millisecond)
 	if tok, _ := d.id.Token(); tok != d.token {
 		t.Fatal("a token with 8 days left was refreshed")
@@ -240,7 +240,7 @@ func TestTokenIsRefreshedWhileConnected(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if r.srv.hub.local(d.profile.Account.ID, d.profile.DeviceID) != sock {
+	if localSocket(r.srv.hub, d.profile.Account.ID, d.profile.DeviceID) != sock {
 		t.Fatal("the client reconnected to refresh")
 	}
 }
@@ -284,13 +284,13 @@ func TestHostAndClientOfOneStateFolderStayConnected(t *testing.T) {
 	if err := serve.WaitConnected(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	sock := r.srv.hub.local(host.Profile().Account.ID, host.Profile().DeviceID)
+	sock := localSocket(r.srv.hub, host.Profile().Account.ID, host.Profile().DeviceID)
 	call, _ = startClient(t, &device{id: client}, false, relay.ClientOptions{})
 	if err := call.WaitConnected(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
-	if got := r.srv.hub.local(host.Profile().Account.ID, host.Profile().DeviceID); got == nil || got != sock {
+	if got := localSocket(r.srv.hub, host.Profile().Account.ID, host.Profile().DeviceID); got == nil || got != sock {
 		t.Fatal("the call's socket replaced serve's")
 	}
 	if !onlineHost(r, host) {

@@ -305,8 +305,6 @@ func (h *natsHub) leave(c *conn) bool {
 	return left
 }
 
-func (h *natsHub) local(account, device string) *conn { return h.here.local(account, device) }
-
 func (h *natsHub) online(account, device string) bool {
 	return h.here.local(account, device) != nil || h.elsewhere(account, device)
 }

@@ -42,7 +42,7 @@ func failoverOnce(b *testing.B, n int) (coldMS, backMS float64, moved int) {
 		ids = map[string]bool{}
 		for _, d := range devs {
 			for _, nd := range nodes {
-				if nd.srv.hub.local(d.profile.Account.ID, d.profile.DeviceID) != nil {
+				if localSocket(nd.srv.hub, d.profile.Account.ID, d.profile.DeviceID) != nil {
 					count++
 					ids[d.profile.DeviceID] = true
 				}

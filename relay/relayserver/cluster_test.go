@@ -489,7 +489,7 @@ func TestClusterKilledNodeDevicesMove(t *testing.T) {
 				for _, d := range []*device{p.host, p.phone} {
 					on := false
 					for _, nd := range nodes {
-						on = on || nd.srv.hub.local(d.profile.Account.ID, d.profile.DeviceID) != nil
+						on = on || localSocket(nd.srv.hub, d.profile.Account.ID, d.profile.DeviceID) != nil
 					}
 					all = all && on
 				}
@@ -567,7 +567,7 @@ func TestClusterDrainMovesDevices(t *testing.T) {
 	on := func(nd *testNode) int {
 		n := 0
 		for _, d := range devs {
-			if nd.srv.hub.local(d.profile.Account.ID, d.profile.DeviceID) != nil {
+			if localSocket(nd.srv.hub, d.profile.Account.ID, d.profile.DeviceID) != nil {
 				n++
 			}
 		}

@@ -14,8 +14,6 @@ type hub interface {
 	join(c *conn) (replaced *conn)
 	// leave removes c if it is still the device's socket.
 	leave(c *conn) bool
-	// local returns a device's socket on this node, or nil.
-	local(account, device string) *conn
 	// online reports whether the device has a socket on any node.
 	online(account, device string) bool
 	// sockets returns an account's sockets on this node.

@@ -339,10 +339,6 @@ type Conn struct {
 	notPaired atomic.Bool
 }
 
-// NotPaired reports whether the host answered that it does not know this
-// device (it was unpaired): pair again.
-func (c *Conn) NotPaired() bool { return c.notPaired.Load() }
-
 // Conn makes a caller in the session.
 func (se *Session) Conn() *Conn {
 	c := &Conn{}
@@ -383,17 +379,4 @@ func (se *Session) callPath() string {
 func (se *Session) authHeader() http.Header {
 	ts, nonce := strconv.FormatInt(se.c.now().UnixMilli(), 10), randomID(16)
 	return http.Header{authHeader: {ts + "." + nonce + "." + callMAC(se.keys.auth, se.deviceID, se.id, ts, nonce)}}
-}
-
-// EventsURL is the address of the session's event stream, with a fresh
-// sealed opener.
-func (se *Session) EventsURL() string {
-	plain, _ := json.Marshal(map[string]any{"type": "req", "id": "events", "method": "events", "ts": se.c.now().UnixMilli(), "nonce": randomID(24)})
-	f := rpc.Seal(se.keys.key, plain, sessionAAD(se.deviceID, se.id, "events"))
-	return se.c.base + "rc/events?d=" + url.QueryEscape(se.deviceID) + "&s=" + url.QueryEscape(se.id) + "&f=" + url.QueryEscape(f)
-}
-
-// OpenEvent opens one sealed event frame of the session's stream.
-func (se *Session) OpenEvent(frame string) ([]byte, error) {
-	return rpc.Open(se.keys.key, frame, sessionAAD(se.deviceID, se.id, "device"))
 }
