@@ -1,4 +1,10 @@
-package main
+// Package methodsdoc writes docs/methods.md, the method reference, from
+// the method registry (rpc/methods), so the document cannot drift from what
+// the host does. It is not part of gatehouse: go generate runs it, and
+// TestMethodsDoc fails when the committed file is stale.
+package methodsdoc
+
+//go:generate go run ./gen -o ../../docs/methods.md
 
 import (
 	"fmt"
@@ -11,10 +17,6 @@ import (
 	"github.com/gatehouse/gatehouse/rpc/methods"
 )
 
-// methodsDocFile is the method reference, generated from the registry so it
-// cannot drift from what the host does; TestMethodsDoc keeps it current.
-const methodsDocFile = "../../docs/methods.md"
-
 // laneText says what each lane means to a caller (the slot counts live in
 // rpc/lanes.go alone, so none is repeated here to drift).
 var laneText = map[string]string{
@@ -24,8 +26,8 @@ var laneText = map[string]string{
 	"background": "background: long changes (commit, push, worktrees) beside the ordered lane",
 }
 
-// writeMethodsDoc writes docs/methods.md from the method registry.
-func writeMethodsDoc(w io.Writer) error {
+// Write writes docs/methods.md from the method registry.
+func Write(w io.Writer) error {
 	reg := rpc.NewRegistry()
 	if err := methods.Register(reg); err != nil {
 		return err
@@ -150,7 +152,7 @@ func yesDash(b bool) string {
 const methodsDocIntro = `# Methods
 
 <!-- Generated from the method registry (rpc/methods) by
-     go test ./cmd/gatehouse -run TestMethodsDoc -update
+     go generate ./internal/methodsdoc
      A test fails when this file is out of date: do not edit it by hand. -->
 
 Every method a device may call, as the host declares it. A request names a
