@@ -10,8 +10,7 @@
 import { h } from './dom.js';
 import { parseDiff, renderDiff } from './diff.js';
 import { state, run, once, note, clearNotes, button, action, allowed, setTitle, show, go, refresh, pages, lock,
-  fullAccess, SECRET_WHY, pref, setPref } from './ui.js';
-import { tabs } from './main.js';
+  fullAccess, SECRET_WHY, pref, setPref, tabs } from './ui.js';
 import { historyOf } from './history.js';
 
 // watch asks for checkout.changed events for p, renewed before the host's

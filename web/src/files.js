@@ -2,10 +2,9 @@
 // line numbers (opened at the top, or at a line from a search), images,
 // the editor, and search by name or content.
 import { h } from './dom.js';
-import { state, run, quiet, note, say, clearNotes, action, allowed, setTitle, show, go, pages, lock, fullAccess, SECRET_WHY, isImage, pref, setPref, place } from './ui.js';
+import { state, run, quiet, note, say, clearNotes, action, allowed, setTitle, show, go, pages, lock, fullAccess, SECRET_WHY, isImage, pref, setPref, place, tabs } from './ui.js';
 import { at } from './routes.js';
 import { icon } from './icons.js';
-import { tabs } from './main.js';
 import { historyOf } from './history.js';
 
 const join = (dir, name) => (dir ? `${dir}/${name}` : name);

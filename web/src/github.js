@@ -5,11 +5,10 @@
 // explained before the tap, as everywhere else.
 import { h } from './dom.js';
 import { parseDiff, renderDiff } from './diff.js';
-import { state, run, once, quiet, note, say, clearNotes, button, action, allowed, setTitle, show, go, refresh, pages, ago, pref, place } from './ui.js';
+import { state, run, once, quiet, note, say, clearNotes, button, action, allowed, setTitle, show, go, refresh, pages, ago, pref, place, tabs, project } from './ui.js';
 import { Refusal } from './api.js';
 import { at } from './routes.js';
 import { icon } from './icons.js';
-import { tabs, project } from './main.js';
 import { changes } from './changes.js';
 
 const KINDS = [['pulls', 'Pull requests'], ['issues', 'Issues'], ['runs', 'CI runs']];

@@ -3,9 +3,8 @@
 // files and their diffs.
 import { h } from './dom.js';
 import { parseDiff, renderDiff, countsLabel } from './diff.js';
-import { run, setTitle, show, go, pages, ago, pref, place } from './ui.js';
+import { run, setTitle, show, go, pages, ago, pref, place, tabs } from './ui.js';
 import { at } from './routes.js';
-import { tabs } from './main.js';
 
 export async function historyOf(p, path, st = {}) {
   place(at.history(p, path));

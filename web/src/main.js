@@ -6,7 +6,7 @@
 import { Host, Refusal, pair, reconnect, parseLink, backoff } from './api.js';
 import { b64encode, b64decode } from './seal.js';
 import { h } from './dom.js';
-import { $, state, run, setTitle, show, go, back, swap, note, clearNotes, refresh, routes, place } from './ui.js';
+import { $, state, run, setTitle, show, go, back, note, clearNotes, refresh, routes, place, project } from './ui.js';
 import { at, parse } from './routes.js';
 import { icon } from './icons.js';
 import { changes } from './changes.js';
@@ -247,22 +247,6 @@ async function projects() {
   show(h('h2', {}, 'Projects'), items.length ? h('ul', { class: 'list' }, items) : h('p', { class: 'muted' }, 'Nothing is served.'),
     state.hello.methods.includes('projects.clone') ? h('div', { class: 'row actions' }, h('button', { type: 'button', onclick: () => go((s) => cloneScreen(s), at.clone()) }, 'Clone a repository')) : null,
     h('p', { class: 'muted' }, `This device has ${state.hello.access} access here.`));
-}
-
-// tabs are a checkout's screens; a tab replaces the screen in place.
-export function tabs(p, active) {
-  const list = [['changes', 'Changes', (s) => changes(p, s)], ['files', 'Files', (s) => files(p, '', s)], ['search', 'Search', (s) => search(p, s)]];
-  if (p.git) list.push(['history', 'History', (s) => historyOf(p, '', s)], ['worktrees', 'Worktrees', (s) => worktrees(p, s)]);
-  if (p.git && state.hello.methods.includes('github.pulls')) list.push(['github', 'GitHub', (s) => github(p, s)]);
-  return h('nav', { class: 'tabs', 'aria-label': 'Checkout' }, list.map(([name, label, render]) =>
-    h('button', { type: 'button', 'aria-current': active === name ? 'page' : false, onclick: () => swap(render, at[name](p)) }, label)));
-}
-
-// project finds a served project by its target id (a worktree just made).
-export async function project(id) {
-  const res = await run('projects.list', {}).catch(() => null);
-  if (res) state.projects = res.projects;
-  return (state.projects || []).find((p) => p.id === id) || null;
 }
 
 start();

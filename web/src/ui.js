@@ -6,6 +6,7 @@ import { h } from './dom.js';
 import { Refusal } from './api.js';
 import { newNonce } from './seal.js';
 import { icon } from './icons.js';
+import { at } from './routes.js';
 
 export const $ = (id) => document.getElementById(id);
 export const state = { host: null, hello: null, unpaired: () => new Promise(() => {}) };
@@ -375,6 +376,31 @@ export function routes(root, resolve) {
   const key = window.history.state && window.history.state.key;
   const route = routeOf(location.hash);
   return restore(key || null, route !== null && resolveRoute(route) ? route : '');
+}
+
+// tabs are a checkout's screens; a tab replaces the screen in place with
+// the screen its route names, drawn as a reload of that address draws it
+// (the resolve main.js gives routes). So this module, which every screen
+// imports, imports no screen: main.js is the one module that knows them
+// all, and the only one that starts anything.
+export function tabs(p, active) {
+  const list = [['changes', 'Changes'], ['files', 'Files'], ['search', 'Search']];
+  if (p.git) list.push(['history', 'History'], ['worktrees', 'Worktrees']);
+  if (p.git && state.hello.methods.includes('github.pulls')) list.push(['github', 'GitHub']);
+  return h('nav', { class: 'tabs', 'aria-label': 'Checkout' }, list.map(([name, label]) =>
+    h('button', { type: 'button', 'aria-current': active === name ? 'page' : false, onclick: () => open(at[name](p)) }, label)));
+}
+
+function open(route) {
+  const render = resolveRoute(route);
+  return render ? swap(render, route) : undefined;
+}
+
+// project finds a served project by its target id (a worktree just made).
+export async function project(id) {
+  const res = await run('projects.list', {}).catch(() => null);
+  if (res) state.projects = res.projects;
+  return (state.projects || []).find((p) => p.id === id) || null;
 }
 
 function routeOf(hash) {

@@ -2,9 +2,8 @@
 // main checkout, and creating (on a new branch), merging back and removing
 // them, each answered with the host's own sentence when it refuses.
 import { h } from './dom.js';
-import { state, once, quiet, note, action, setTitle, show, go, refresh, place } from './ui.js';
+import { state, once, quiet, note, action, setTitle, show, go, refresh, place, tabs, project } from './ui.js';
 import { at } from './routes.js';
-import { tabs, project } from './main.js';
 import { changes } from './changes.js';
 
 export async function worktrees(p, st = {}) {
