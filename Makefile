@@ -1,5 +1,9 @@
 # The one test command (README, .ci/run): everything a clean checkout needs.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+DEADCODE := golang.org/x/tools/cmd/deadcode@v0.45.0
+# What deadcode may list: helpers the tests of several packages share (a
+# _test.go file cannot export them) and the relay benchmark's token signer.
+DEADCODE_TESTONLY := ^internal/leakcheck/|^internal/connlimit/connlimit\.go:.* Stats$$|^relay/hostpins\.go:.* Identity\.PinnedHost$$|^relay/relayserver/token\.go:.* SignTokenForTest$$|^rpc/requestlog\.go:.* ReadLog$$|^trust/store\.go:.* OpenStore$$
 
 .PHONY: test check deps vet darwin staticcheck unit benchcheck build
 
@@ -26,8 +30,12 @@ darwin:
 	GOOS=darwin GOARCH=arm64 go vet ./...
 	GOOS=darwin GOARCH=arm64 go build ./...
 
+# Code the binary never reaches is deleted, used, or moved into a _test.go
+# file; a test keeping a second copy of live logic green is how it rots.
 staticcheck:
 	go run $(STATICCHECK) ./...
+	@out=$$(go run $(DEADCODE) -test=false ./cmd/gatehouse) || exit 1; out=$$(printf '%s\n' "$$out" | grep -Ev '$(DEADCODE_TESTONLY)'); \
+	if [ -n "$$out" ]; then printf '%s\n' "$$out" "unreachable from ./cmd/gatehouse (deadcode): delete it, use it, or move it into a _test.go file"; exit 1; fi
 
 # The page's tests (web/) need the browser, the GitHub tests gh, the relay
 # store's tests PostgreSQL: GATEHOUSE_BROWSER_TESTS=1, GATEHOUSE_GH_TESTS=1
