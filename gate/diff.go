@@ -47,18 +47,6 @@ type DiffOptions struct {
 	Staged bool   // the index against HEAD, instead of the work tree against the index
 }
 
-// viewer is who a diff is for, as the filter needs it.
-type viewer struct {
-	t trust.Trust
-	g trust.Grant
-}
-
-// hidesSecrets: below the full grant (and never for the desktop).
-func (v viewer) hidesSecrets() bool { return !v.t.IsDesktop() && !v.g.SeesSecrets() }
-
-// hidesLinks: every device; the desktop sees its own files.
-func (v viewer) hidesLinks() bool { return !v.t.IsDesktop() }
-
 // Diff returns the diff of the work tree (with untracked files previewed) or
 // of the index, for a caller with trust t and grant g.
 func (r *Repo) Diff(ctx context.Context, t trust.Trust, g trust.Grant, o DiffOptions) (*Diff, error) {
@@ -70,10 +58,8 @@ func (r *Repo) Diff(ctx context.Context, t trust.Trust, g trust.Grant, o DiffOpt
 			return nil, err
 		}
 		path = p[0]
-		if v.hidesSecrets() {
-			if _, secret := r.root.Secret(path); secret {
-				return nil, ErrSecret
-			}
+		if r.hidden(v, path, false) == secretHidden {
+			return nil, ErrSecret
 		}
 	}
 	d, err := r.decide(ctx, t, readGate, "see its changes")
@@ -227,9 +213,9 @@ func (r *Repo) filterPatch(w *bytes.Buffer, patch []byte, v viewer, worktree boo
 	return hidden
 }
 
-// hides decides one section: a section naming a secret (below full) or a
-// hard-linked file (for a device) by any of its names is left out, as is one
-// whose names could not all be read.
+// hides decides one section: a section any of whose names the viewer may
+// not see (Repo.hidden) is left out, as is one whose names could not all
+// be read, for any viewer who is hidden anything.
 func (r *Repo) hides(s section, v viewer, worktree bool) bool {
 	if !v.hidesSecrets() && !v.hidesLinks() {
 		return false
@@ -241,15 +227,8 @@ func (r *Repo) hides(s section, v viewer, worktree bool) bool {
 		if slices.Contains(s.names[:i], n) {
 			continue // the same name on the diff --git, --- and +++ lines
 		}
-		if v.hidesSecrets() {
-			if _, secret := r.root.Secret(n); secret {
-				return true
-			}
-		}
-		if v.hidesLinks() && worktree {
-			if r.root.HardLinked(n) {
-				return true
-			}
+		if r.hidden(v, n, worktree) != shown {
+			return true
 		}
 	}
 	return false

@@ -75,9 +75,9 @@ func (r *Repo) Discard(ctx context.Context, t trust.Trust, o DiscardOptions) (*S
 				return nil, ErrFolder
 			}
 			res.Skipped++
-		case v.hidesSecrets() && r.secretEntry(f) != "":
+		case r.hiddenEntry(v, f) != "":
 			if !o.SkipFolders {
-				return nil, refuseSecret(r.secretEntry(f), "discard")
+				return nil, refuseSecret(r.hiddenEntry(v, f), "discard")
 			}
 			res.Skipped++
 		case f.Index == "?":
@@ -136,6 +136,19 @@ func (r *Repo) withoutFilteredEntries(ctx context.Context, t trust.Trust, d *dec
 func (r *Repo) secretEntry(f FileStatus) string {
 	for _, p := range []string{f.Path, f.OrigPath} {
 		if _, secret := r.root.Secret(p); p != "" && secret {
+			return p
+		}
+	}
+	return ""
+}
+
+// hiddenEntry names the path of a status entry (as secretEntry reads it)
+// that viewer v may not see as a secret (Repo.hidden, as for stage and
+// diff), or "" for none. A hard link is Discard's own earlier check, from
+// the Stat it already made.
+func (r *Repo) hiddenEntry(v viewer, f FileStatus) string {
+	for _, p := range []string{f.Path, f.OrigPath} {
+		if p != "" && r.hidden(v, p, false) == secretHidden {
 			return p
 		}
 	}

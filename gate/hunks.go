@@ -69,12 +69,10 @@ func (r *Repo) StageHunks(ctx context.Context, t trust.Trust, g trust.Grant, o H
 		return nil, err
 	}
 	v := viewer{t, g}
-	if v.hidesSecrets() {
-		if _, secret := r.root.Secret(path); secret {
-			return nil, refuseSecret(path, verb)
-		}
-	}
-	if v.hidesLinks() && r.root.HardLinked(path) {
+	switch r.hidden(v, path, true) {
+	case secretHidden:
+		return nil, refuseSecret(path, verb)
+	case linkHidden:
 		return nil, refuseHardLinked(path, verb)
 	}
 	patch, err := r.hunkPatch(ctx, t, d, v, path, o, picked)

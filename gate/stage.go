@@ -150,19 +150,15 @@ func (r *Repo) stage(ctx context.Context, t trust.Trust, d *decision, v viewer, 
 			res.Skipped++
 			continue
 		}
-		if v.hidesSecrets() {
-			if _, secret := r.root.Secret(f.Path); secret {
-				if !all {
-					return nil, refuseSecret(f.Path, "stage")
-				}
-				res.Skipped++
-				continue
+		switch r.hidden(v, f.Path, true) {
+		case secretHidden:
+			if !all {
+				return nil, refuseSecret(f.Path, "stage")
 			}
-		}
-		if v.hidesLinks() {
-			if r.root.HardLinked(f.Path) {
-				return nil, refuseHardLinked(f.Path, "stage")
-			}
+			res.Skipped++
+			continue
+		case linkHidden:
+			return nil, refuseHardLinked(f.Path, "stage")
 		}
 		list = append(list, f.Path)
 	}

@@ -1,0 +1,49 @@
+package gate
+
+import "github.com/gatehouse/gatehouse/trust"
+
+// viewer is who a diff, a hunk or a staged file is for: the caller's trust
+// and grant, as Repo.hidden needs them.
+type viewer struct {
+	t trust.Trust
+	g trust.Grant
+}
+
+// hidesSecrets: below the full grant (and never for the desktop).
+func (v viewer) hidesSecrets() bool { return !v.t.IsDesktop() && !v.g.SeesSecrets() }
+
+// hidesLinks: every device; the desktop sees its own files.
+func (v viewer) hidesLinks() bool { return !v.t.IsDesktop() }
+
+// hiding is why a viewer may not see a path, or shown.
+type hiding int
+
+const (
+	shown        hiding = iota
+	secretHidden        // a secret file (fsguard's Root.Secret), below the full grant
+	linkHidden          // a work-tree file hard-linked elsewhere, for every device
+)
+
+// hidden answers "may this viewer see this path" for Diff, filterPatch,
+// StageHunks, stage and Discard, so the rule is written once: below the
+// full grant a secret file is hidden (the secret-file rules of fsguard's
+// Root.Secret, a matter of the name); for every device a file whose work
+// tree copy is hard-linked elsewhere is hidden, since its bytes are another
+// file's (fsguard's Root.HardLinked). worktree says the work tree's copy is
+// what the caller reads or writes; a diff of the index or a commit's
+// content does not go through the link, so then only the name counts. The
+// secret comes first: a hard-linked secret is refused as a secret.
+//
+// A section of a patch whose names could not all be read is hidden too; that
+// is Repo.hides's part, since only a patch has such names.
+func (r *Repo) hidden(v viewer, path string, worktree bool) hiding {
+	if v.hidesSecrets() {
+		if _, secret := r.root.Secret(path); secret {
+			return secretHidden
+		}
+	}
+	if worktree && v.hidesLinks() && r.root.HardLinked(path) {
+		return linkHidden
+	}
+	return shown
+}
