@@ -332,19 +332,17 @@ func TestLinkedWorktreeOfAnUnservedRepositoryIsRefused(t *testing.T) {
 
 func TestIdentity(t *testing.T) {
 	for _, c := range []struct {
-		config           string
-		origin, base, pu string
+		config, origin string
 	}{
-		{"[remote \"origin\"]\n\turl = git@github.com:me/app.git\n", "me/app", "me/app", "me/app"},
-		{"[remote \"origin\"]\n\turl = https://github.com/me/app\n[remote \"upstream\"]\n\turl = https://github.com/org/app.git\n", "me/app", "org/app", "me/app"},
-		{"[remote \"origin\"]\n\turl = https://github.com/me/app\n\tpushurl = https://github.com/me/fork\n\tgh-resolved = base\n[remote \"upstream\"]\n\turl = https://github.com/org/app.git\n", "me/app", "me/app", "me/fork"},
-		{"[remote \"b\"]\n\turl = https://github.com/x/b\n[remote \"a\"]\n\turl = https://gitlab.com/x/a\n\tgh-resolved = org/real\n", "", "org/real", ""},
-		{"[include]\n\tpath = /tmp/evil\n", "", "", ""},
-		{"not a config [", "", "", ""},
+		{"[remote \"origin\"]\n\turl = git@github.com:me/app.git\n", "me/app"},
+		{"[remote \"origin\"]\n\turl = https://github.com/me/app\n[remote \"upstream\"]\n\turl = https://github.com/org/app.git\n", "me/app"},
+		{"[remote \"origin\"]\n\turl = https://github.com/me/old\n\turl = https://github.com/me/app\n\tpushurl = https://github.com/me/fork\n", "me/app"},
+		{"[remote \"b\"]\n\turl = https://github.com/x/b\n[remote \"origin\"]\n\turl = https://gitlab.com/x/a\n", ""},
+		{"[include]\n\tpath = /tmp/evil\n", ""},
+		{"not a config [", ""},
 	} {
-		id := identityOf([]byte(c.config))
-		if id.Origin != c.origin || id.Base != c.base || id.Push != c.pu {
-			t.Errorf("%q: %+v", c.config, id)
+		if id := identityOf([]byte(c.config)); id.Origin != c.origin {
+			t.Errorf("%q: %+v, want origin %q", c.config, id, c.origin)
 		}
 	}
 	for u, want := range map[string]string{
