@@ -31,6 +31,20 @@
 //	         pack.go); a refusal's cause (error chain, git's stderr) is
 //	         logged there once with the request's id (HostOptions.Logger)
 //
+// Two waits meet a change, and they answer differently. The lane
+// (lanes.go) is one device's: a small change queues behind that device's
+// earlier ones in the ordered lane, one at a time in arrival order, and is
+// answered NOT_RUN only after waiting 18 s (orderedWait; a background
+// change waits its caller's wait less 2 s), so it never ran and may be sent
+// again. The change lock (gate/stage.go Repo.lock, and Repo.Hold for a file
+// saved from a device) is the checkout's, shared by every device and lane:
+// a git change that finds another one still running on the same checkout
+// (another device's, or this device's own from the lane beside it) never
+// waits for it and is answered BUSY at once, "Another git change is still
+// running on this checkout." So: the same device's changes in one lane
+// queue (NOT_RUN past the wait); changes of the same checkout that run at
+// once fail fast (BUSY); reads take neither the ordered lane nor the lock.
+//
 // Refusals carry a sentence the device may read; the cause stays on the
 // host.
 //
