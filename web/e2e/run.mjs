@@ -81,7 +81,17 @@ try {
 
   // Back keeps the place: the changes list where it was scrolled.
   await page.getByRole('heading', { name: /Not staged/ }).waitFor();
-  await page.getByRole('button', { name: /^many\/new-40\.txt/ }).scrollIntoViewIfNeeded();
+  // The list can be drawn again under the scroll (the staged hunk's
+  // checkout.changed arrives late on a loaded machine): scroll to the row
+  // as drawn then, until one stays.
+  for (let tries = 0; ; tries++) {
+    try {
+      await page.getByRole('button', { name: /^many\/new-40\.txt/ }).scrollIntoViewIfNeeded();
+      break;
+    } catch (e) {
+      if (tries >= 5 || !/not attached/.test(String(e))) throw e;
+    }
+  }
   const before = await page.evaluate(() => window.scrollY);
   check(before > 200, `the changes list does not scroll (${before})`);
   await page.getByRole('button', { name: /^many\/new-40\.txt/ }).click();
