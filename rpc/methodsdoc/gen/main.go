@@ -1,5 +1,5 @@
 // Command gen writes the method reference (docs/methods.md) from the method
-// registry: go generate ./internal/methodsdoc runs it.
+// registry: go generate ./rpc/methodsdoc runs it.
 package main
 
 import (
@@ -8,14 +8,14 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/gatehouse/gatehouse/internal/methodsdoc"
+	"github.com/gatehouse/gatehouse/rpc/methodsdoc"
 )
 
 func main() {
 	out := flag.String("o", "", "the file to write (docs/methods.md)")
 	flag.Parse()
 	if *out == "" || flag.NArg() != 0 {
-		fmt.Fprintln(os.Stderr, "usage: go run ./internal/methodsdoc/gen -o docs/methods.md")
+		fmt.Fprintln(os.Stderr, "usage: go run ./rpc/methodsdoc/gen -o docs/methods.md")
 		os.Exit(2)
 	}
 	var b bytes.Buffer

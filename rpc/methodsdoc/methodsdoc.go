@@ -152,7 +152,7 @@ func yesDash(b bool) string {
 const methodsDocIntro = `# Methods
 
 <!-- Generated from the method registry (rpc/methods) by
-     go generate ./internal/methodsdoc
+     go generate ./rpc/methodsdoc
      A test fails when this file is out of date: do not edit it by hand. -->
 
 Every method a device may call, as the host declares it. A request names a

@@ -20,10 +20,10 @@ func TestMethodsDoc(t *testing.T) {
 	}
 	want, err := os.ReadFile(docs)
 	if err != nil {
-		t.Fatalf("%v; run go generate ./internal/methodsdoc", err)
+		t.Fatalf("%v; run go generate ./rpc/methodsdoc", err)
 	}
 	if string(want) != b.String() {
-		t.Errorf("docs/methods.md is out of date: run go generate ./internal/methodsdoc (or go generate ./...) and review the diff")
+		t.Errorf("docs/methods.md is out of date: run go generate ./rpc/methodsdoc (or go generate ./...) and review the diff")
 	}
 	for _, m := range []string{"## git.commit", "## files.write", "## host.hello"} {
 		if !strings.Contains(b.String(), m) {
