@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -48,18 +49,29 @@ func TestReadAheadHandsOutTheStreamAsSent(t *testing.T) {
 	for i := range sent {
 		sent[i] = byte(rng.Uint32())
 	}
+	var written atomic.Int64
+	wrng := rand.New(rand.NewPCG(3, 4)) // the writer's own: rng is the reader's
 	go func() {
 		for rest := sent; len(rest) > 0; {
-			n := min(len(rest), 1+rng.IntN(5000))
+			n := min(len(rest), 1+wrng.IntN(5000))
 			if _, err := w.Write(rest[:n]); err != nil {
 				return
 			}
+			written.Add(int64(n))
 			rest = rest[n:]
-			if rng.IntN(50) == 0 {
+			if wrng.IntN(50) == 0 {
 				time.Sleep(time.Millisecond) // the reader catches up and waits
 			}
 		}
 	}()
+	// The first reads start once more than a socket buffer's worth waits in
+	// the kernel, so at least one of them finds more after a full read and
+	// reads ahead, whatever the machine's load (a state, not a clock: on a
+	// loaded machine the writer lagged the reader all along and no read
+	// went ahead).
+	for written.Load() < 4*readBuffer {
+		time.Sleep(time.Millisecond)
+	}
 	br := bufio.NewReaderSize(rc, readBuffer) // as gorilla reads
 	got := make([]byte, 0, len(sent))
 	ahead := 0
