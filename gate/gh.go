@@ -180,8 +180,8 @@ func runGH(ctx context.Context, gh string, r *Repo, t trust.Trust, d *decision, 
 		cmd.Env = append(cmd.Env, "GH_HOST="+c.host)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
+	cmd.Cancel = func() error { return stopGroup(cmd.Process.Pid) } // as a git's: SIGTERM first, so gh's git deletes its lock files
+	cmd.WaitDelay = stopGrace + 2*time.Second
 	cmd.Stdin = strings.NewReader(c.stdin)
 	out := &bounded{max: MaxGHOutput, full: cancel}
 	errOut := &bounded{max: maxStderr}
