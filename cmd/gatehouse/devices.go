@@ -242,14 +242,7 @@ func runDevices(e *env, args []string) int {
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", shown(d.ID), shown(d.Name), shown(d.Platform), online, fp, grant)
 	}
-	var rest []string
-	for gid := range grants {
-		if !seen[gid] {
-			rest = append(rest, gid)
-		}
-	}
-	sort.Strings(rest)
-	for _, gid := range rest {
+	for _, gid := range notOnAccount(grants, seen) {
 		g := grants[gid]
 		fmt.Fprintf(w, "%s\t%s\t-\tnot on the account\t%s\t%s\n", shown(gid), shown(g.Name), g.Fingerprint, g.Grant)
 	}
@@ -797,6 +790,16 @@ func relayItems(id *relay.Identity, store *trust.Store, devs []relay.Device) []d
 		}
 		out = append(out, it)
 	}
+	for _, gid := range notOnAccount(grants, seen) {
+		g := grants[gid]
+		out = append(out, devicesRelayItem{ID: gid, Name: g.Name, Fingerprint: g.Fingerprint, Grant: g.Grant.String()})
+	}
+	return out
+}
+
+// notOnAccount lists, sorted, the devices with a grant here that the relay
+// account's list did not name (seen), for both of devices' outputs.
+func notOnAccount[G any](grants map[string]G, seen map[string]bool) []string {
 	var rest []string
 	for gid := range grants {
 		if !seen[gid] {
@@ -804,9 +807,5 @@ func relayItems(id *relay.Identity, store *trust.Store, devs []relay.Device) []d
 		}
 	}
 	sort.Strings(rest)
-	for _, gid := range rest {
-		g := grants[gid]
-		out = append(out, devicesRelayItem{ID: gid, Name: g.Name, Fingerprint: g.Fingerprint, Grant: g.Grant.String()})
-	}
-	return out
+	return rest
 }
