@@ -156,13 +156,26 @@ export function session({ gatehouse, repo, state, artifacts, env: extra = {}, se
   });
   process.on('exit', () => serve.kill('SIGKILL'));
   s.stopServe = () => serve.kill('SIGINT');
-  // stopped waits for a stopped serve to exit.
-  s.stopped = () => served;
+  // stopped waits for a stopped serve to exit. One still running 30 s after
+  // SIGINT is hung: SIGQUIT makes Go print every goroutine's stack into
+  // serve's output, which the failure prints, and the step fails saying so
+  // (a bare wait hung the whole run until the Go test's deadline, with no
+  // clue where).
+  s.stopped = async () => {
+    const hung = Symbol('hung');
+    let timer;
+    const outcome = await Promise.race([served, new Promise((r) => { timer = setTimeout(() => r(hung), 30000); })]);
+    clearTimeout(timer);
+    if (outcome !== hung) return;
+    serve.kill('SIGQUIT');
+    await served;
+    throw new Error('serve did not exit within 30 s of SIGINT; its goroutines are in its output below');
+  };
   // restart stops serve, waits for it to end, and starts it again on the
   // same state folder.
   s.restart = async () => {
     serve.kill('SIGINT');
-    await served;
+    await s.stopped();
     start();
     await s.started();
   };
@@ -211,7 +224,10 @@ export function session({ gatehouse, repo, state, artifacts, env: extra = {}, se
       if (browser) await browser.close();
     } finally {
       serve.kill('SIGINT'); // even when close throws: a running serve would keep node from exiting
-      await served;
+      await s.stopped().catch((e) => {
+        process.exitCode = 1;
+        console.error(`${e.message}\nserve said:\n${s.out}`);
+      });
     }
   };
   return s;
@@ -223,4 +239,17 @@ export function session({ gatehouse, repo, state, artifacts, env: extra = {}, se
 // reported, so a failed check printed no reason).
 export function check(ok, msg) {
   if (!ok) throw new Error(`FAIL: ${msg}`);
+}
+
+// within waits for promise for at most ms and fails naming what it waited
+// for: the waits Playwright does not bound itself (a new page, a server's
+// close) would otherwise hang a run until the Go test's deadline.
+export async function within(ms, what, promise) {
+  let timer;
+  const late = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: not done within ${ms / 1000} s`)), ms); });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

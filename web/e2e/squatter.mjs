@@ -14,7 +14,7 @@ import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { session, check } from './lib.mjs';
+import { session, check, within } from './lib.mjs';
 import { Host, Refusal, reconnect } from '../src/api.js';
 import { b64decode } from '../src/seal.js';
 
@@ -52,7 +52,10 @@ function squat(port) {
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve({ seen, close: () => new Promise((r) => server.close(r)) }));
+    // close ends the connections the browser keeps open too: server.close
+    // alone waits for each of them, which a browser may hold for minutes.
+    const close = () => new Promise((r) => { server.close(r); server.closeAllConnections(); });
+    server.listen(port, '127.0.0.1', () => resolve({ seen, close }));
   });
 }
 
@@ -73,10 +76,11 @@ try {
   s.stopServe();
   await s.stopped();
   const squatter = await squat(Number(new URL(origin).port));
-  const tab = await phone.newPage();
+  step('serve stopped, the squatter listens on its port');
+  const tab = await within(30000, 'a new tab', phone.newPage());
   await tab.goto(origin + '/');
   await tab.waitForFunction(() => document.title === 'taken');
-  await squatter.close();
+  await within(30000, 'the squatter closing', squatter.close());
   const { loot } = squatter.seen;
   const stolen = JSON.parse(loot.local[`gatehouse:${new URL(origin).host}`]);
   check(Buffer.from(stolen.stored, 'base64').equals(Buffer.from(kept.stored, 'base64')) && stolen.deviceId === kept.id,
@@ -113,7 +117,7 @@ try {
   step('what the squatter took opened nothing');
 
   // The real phone opens its page: asked by its own code, allowed, and back.
-  const back = await phone.newPage();
+  const back = await within(30000, 'a new tab', phone.newPage());
   await back.goto(origin + '/');
   await back.getByText('so the computer must allow this device again').waitFor({ timeout: 15000 });
   const code = (await back.locator('#pair-code').textContent()).replace(' ', '');
