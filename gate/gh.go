@@ -6,34 +6,32 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/gatehouse/gatehouse/fsguard"
 	"github.com/gatehouse/gatehouse/internal/display"
 	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/trust"
 )
 
-// GitHub goes through the user's own gh (their sign-in, their hosts),
-// started here and nowhere else, as git is. gh runs git itself, so a
+// gh, GitHub's own command-line tool, is the second program gate starts,
+// through the same launcher rules as git: the user's own gh (their sign-in,
+// their hosts), started here and nowhere else. gh runs git itself, so a
 // closed call hands that git the closed gate's options through
-// GIT_CONFIG_COUNT/KEY/VALUE and the same environment allowlist, and the
-// checkout must pass the gate's decision first. Every call names the
-// repository (--repo) that gh itself would resolve from the checkout's
-// remotes, so nothing in the checkout can point gh at another one later.
+// GIT_CONFIG_COUNT/KEY/VALUE and the same environment allowlist, starts
+// inside the same kernel wall and memory bound, and the checkout must pass
+// the gate's decision first (Repo.GH). What gh's output means on GitHub
+// (repositories, lists, pull requests, clones) is package github's
+// (github/); gate only decides, starts gh, bounds it and turns its failure
+// into a sentence.
 
 var (
-	ErrNoGitHub = refusal.New(refusal.Refused, "no github remote",
-		"This project has no GitHub remote.") // the seed's sentence
 	ErrGHMissing = refusal.New(refusal.Refused, "gh not installed",
 		"GitHub's gh is not installed on the computer. Install it there and sign in with gh auth login.")
 	ErrGHSignedOut = refusal.New(refusal.Refused, "gh signed out",
@@ -46,9 +44,10 @@ var (
 		"GitHub did not answer in time. Try again.")
 	ErrGHFailed = refusal.New(refusal.Refused, "gh failed",
 		"GitHub refused this.")
-	// errGHOutput: gh printed more than MaxGHOutput or what is not JSON
-	// (logged on the host; the device gets the internal sentence).
-	errGHOutput = errors.New("gh output unusable")
+	// ErrGHOutput: gh printed more than MaxGHOutput, or what its caller
+	// cannot read (logged on the host; the device gets the internal
+	// sentence).
+	ErrGHOutput = errors.New("gh output unusable")
 )
 
 // MaxGHOutput bounds what one gh call may print.
@@ -57,12 +56,8 @@ const MaxGHOutput = 4 << 20
 // maxGHError bounds the part of gh's own message a device is shown.
 const maxGHError = 300
 
-// ghTimeout bounds one gh call; a merge or a pull request's creation
-// waits on GitHub and may take longer than a list.
-const (
-	ghTimeout     = 60 * time.Second
-	ghSlowTimeout = 120 * time.Second
-)
+// ghTimeout bounds one gh call whose GHCall names no other bound.
+const ghTimeout = 60 * time.Second
 
 // ghKeepEnv is what gh needs from gatehouse's environment beyond keepEnv:
 // where its sign-in and hosts are, the certificates and proxies it uses.
@@ -142,26 +137,28 @@ func (r *Repo) ghEnv(t trust.Trust, d *decision) []string {
 	return env
 }
 
-// ghCall is one gh run: its arguments (constants and validated values,
+// GHCall is one gh run: its arguments (constants and validated values,
 // never a device's text: that goes on stdin) and what it reads.
-type ghCall struct {
-	args    []string
-	stdin   string
-	timeout time.Duration
-	// host, when set, is GH_HOST for the call: gh search has no --repo
+type GHCall struct {
+	Args  []string
+	Stdin string
+	// Timeout bounds the run (0: a minute), and the checkout's own bound
+	// (Options.Timeout) bounds it further.
+	Timeout time.Duration
+	// Host, when set, is GH_HOST for the call: gh search has no --repo
 	// host, so the pinned repository's host is named this way.
-	host string
-	// writable are folders outside any checkout the call writes in (a
+	Host string
+	// Writable are folders outside any checkout the call writes in (a
 	// clone's folder): the kernel wall lets gh and its git write there.
-	writable []string
+	Writable []string
 }
 
 // runGH starts gh for the checkout r (nil: outside any checkout, for the
 // account's own lists) and returns what it printed. For a closed call gh
 // starts as a closed git does (startTool): gh runs git itself, and that git
 // must not run outside the walls.
-func runGH(ctx context.Context, gh string, r *Repo, t trust.Trust, d *decision, c ghCall) ([]byte, error) {
-	timeout := c.timeout
+func runGH(ctx context.Context, gh string, r *Repo, t trust.Trust, d *decision, c GHCall) ([]byte, error) {
+	timeout := c.Timeout
 	if timeout == 0 {
 		timeout = ghTimeout
 	}
@@ -170,19 +167,19 @@ func runGH(ctx context.Context, gh string, r *Repo, t trust.Trust, d *decision, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, gh, c.args...)
+	cmd := exec.CommandContext(ctx, gh, c.Args...)
 	cmd.Dir = os.TempDir()
 	if r != nil && r.workTree != "" {
 		cmd.Dir = r.workTree
 	}
 	cmd.Env = r.ghEnv(t, d)
-	if c.host != "" {
-		cmd.Env = append(cmd.Env, "GH_HOST="+c.host)
+	if c.Host != "" {
+		cmd.Env = append(cmd.Env, "GH_HOST="+c.Host)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return stopGroup(cmd.Process.Pid) } // as a git's: SIGTERM first, so gh's git deletes its lock files
 	cmd.WaitDelay = stopGrace + 2*time.Second
-	cmd.Stdin = strings.NewReader(c.stdin)
+	cmd.Stdin = strings.NewReader(c.Stdin)
 	out := &bounded{max: MaxGHOutput, full: cancel}
 	errOut := &bounded{max: maxStderr}
 	cmd.Stdout, cmd.Stderr = out, errOut
@@ -194,7 +191,7 @@ func runGH(ctx context.Context, gh string, r *Repo, t trust.Trust, d *decision, 
 	if r != nil && r.toolOutsideWallsForTest {
 		err = cmd.Start()
 	} else {
-		err = startTool(cmd, r, t, gh, c.writable) // closed: inside the kernel wall and the memory bound, as a closed git
+		err = startTool(cmd, r, t, gh, c.Writable) // closed: inside the kernel wall and the memory bound, as a closed git
 	}
 	if err == nil {
 		err = cmd.Wait()
@@ -203,7 +200,7 @@ func runGH(ctx context.Context, gh string, r *Repo, t trust.Trust, d *decision, 
 	case errors.Is(err, exec.ErrNotFound) || cmd.Process == nil && errors.Is(err, fs.ErrNotExist):
 		return nil, ErrGHMissing
 	case out.over:
-		return nil, fmt.Errorf("%w: more than %d bytes", errGHOutput, MaxGHOutput)
+		return nil, fmt.Errorf("%w: more than %d bytes", ErrGHOutput, MaxGHOutput)
 	case ctx.Err() == context.DeadlineExceeded:
 		return nil, ErrGHTimeout
 	case err != nil:
@@ -269,185 +266,117 @@ func scrubPaths(s string, r *Repo) string {
 	return s
 }
 
-// GHRepo is a repository on a GitHub host, as gh's --repo names it.
-type GHRepo struct {
-	Host  string `json:"host"`
-	Owner string `json:"owner"`
-	Name  string `json:"name"`
+// GH is gh for one GitHub operation on a checkout: the gate's decision,
+// made once by Repo.GH before the operation's first git or gh call, and the
+// trust it was made for. Every gh it starts, and every git it runs for the
+// operation, goes under that decision.
+type GH struct {
+	r *Repo
+	t trust.Trust
+	d *decision
 }
 
-// String is gh's HOST/OWNER/NAME.
-func (g GHRepo) String() string { return g.Host + "/" + g.Owner + "/" + g.Name }
-
-// FullName is OWNER/NAME.
-func (g GHRepo) FullName() string { return g.Owner + "/" + g.Name }
-
-// ghHosts are the hosts gatehouse treats as GitHub: github.com and the
-// Enterprise host gh is pointed at (GH_HOST).
-func ghHosts() []string {
-	hosts := []string{"github.com"}
-	if h := strings.ToLower(os.Getenv("GH_HOST")); h != "" {
-		hosts = append(hosts, h)
+// GH decides the gate a GitHub operation needs, naming action in a
+// refusal's sentence: the Read gate, or with change the Change gate (gh may
+// run git in the checkout for a merge or a pull request's creation). A
+// checkout whose config would make gh's git run a program is refused for a
+// closed caller here, as for git, before anything starts.
+func (r *Repo) GH(ctx context.Context, t trust.Trust, change bool, action string) (*GH, error) {
+	lvl := readGate
+	if change {
+		lvl = changeGate
 	}
-	return hosts
-}
-
-// parseGitHubURL reads a remote URL as gh does (git.ParseURL and
-// ghrepo.FromURL): scp-like user@host:owner/name, or ssh, git, http(s)
-// URLs; the path must be exactly owner/name (".git" dropped). The host is
-// lowercased, "www." dropped; a web URL keeps its port (an Enterprise host
-// on another port), an SSH one does not (that port is SSH's).
-func parseGitHubURL(raw string) (GHRepo, bool) {
-	s := strings.TrimSpace(raw)
-	if !strings.Contains(s, "://") {
-		user, rest, ok := strings.Cut(s, "@")
-		if !ok {
-			rest, user = s, ""
-		}
-		host, path, ok := strings.Cut(rest, ":")
-		if !ok || host == "" || strings.Contains(host, "/") || (user == "" && !strings.Contains(raw, "@")) {
-			return GHRepo{}, false
-		}
-		s = "ssh://" + user + "@" + host + "/" + strings.TrimPrefix(path, "/")
-	}
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
-		return GHRepo{}, false
-	}
-	host := u.Host
-	switch strings.TrimPrefix(u.Scheme, "git+") {
-	case "ssh", "git":
-		host = u.Hostname()
-	case "http", "https":
-	default:
-		return GHRepo{}, false
-	}
-	host = strings.TrimPrefix(strings.ToLower(host), "www.")
-	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
-	if len(parts) != 2 {
-		return GHRepo{}, false
-	}
-	name := strings.TrimSuffix(parts[1], ".git")
-	if !ghNamePart(parts[0]) || !ghNamePart(name) {
-		return GHRepo{}, false
-	}
-	return GHRepo{Host: host, Owner: parts[0], Name: name}, true
-}
-
-// ghNamePart is an owner or repository name GitHub allows: letters,
-// digits, '-', '_' and '.', and never one that reads as an option or, as a
-// folder a clone makes, as a git folder in any spelling (.git, .GIT, .git.,
-// git~1).
-func ghNamePart(s string) bool {
-	if s == "" || len(s) > 100 || s[0] == '-' || s == "." || s == ".." || fsguard.IsGitName(s) {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			return false
-		}
-	}
-	return true
-}
-
-// ghRemote is one remote as git remote -v lists it.
-type ghRemote struct{ name, url string }
-
-// ghRemoteScore orders remotes as gh does when none is marked: upstream,
-// then github, then origin, then the rest in git's order.
-func ghRemoteScore(name string) int {
-	switch name {
-	case "upstream":
-		return 3
-	case "github":
-		return 2
-	case "origin":
-		return 1
-	}
-	return 0
-}
-
-// githubRemotes resolves the base repository as gh does, from git's own
-// view of the remotes (git remote -v, through the gate: every url line,
-// section, include, config.worktree and insteadOf as git applies them):
-// the remote marked gh-resolved ("base", or an owner/name it names), else
-// the first GitHub remote by gh's order. push is origin's repository when
-// it is on the same host (a fork's), else the base.
-func (r *Repo) githubRemotes(ctx context.Context, t trust.Trust, d *decision) (base, push GHRepo, err error) {
-	res, err := r.run(ctx, t, d, call{sub: subRemote, opts: []string{"-v"}})
+	d, err := r.decide(ctx, t, lvl, action)
 	if err != nil {
-		return base, push, gitFailure(res, err)
+		return nil, err
 	}
-	var remotes []ghRemote
+	return &GH{r: r, t: t, d: d}, nil
+}
+
+// Run starts the checkout's gh (Options.GH) in its work tree with c, under
+// the operation's decision, and returns what gh printed or a refusal.
+func (g *GH) Run(ctx context.Context, c GHCall) ([]byte, error) {
+	return runGH(ctx, g.r.ghPath, g.r, g.t, g.d, c)
+}
+
+// RunGH starts gh (ghPath, or "gh" on PATH) outside every checkout, for
+// what names no checkout (the account's own repositories, a clone into a
+// new folder), with the environment and walls of trust t.
+func RunGH(ctx context.Context, ghPath string, t trust.Trust, c GHCall) ([]byte, error) {
+	return runGH(ctx, ghBinary(ghPath), nil, t, nil, c)
+}
+
+// Remote is one of a checkout's remotes as git lists it: its name and the
+// URL it fetches from.
+type Remote struct{ Name, URL string }
+
+// RemoteMark is a remote.NAME.gh-resolved entry, which gh writes to mark
+// the base repository: the remote's name and its value ("base", or an
+// owner/name).
+type RemoteMark struct{ Remote, Value string }
+
+// Remotes are the checkout's remotes in git's order, from git's own view of
+// them (git remote -v, through the gate: every url line, section, include,
+// config.worktree and insteadOf as git applies them), and the gh-resolved
+// marks in config order: what gh reads to pick the repository a call names.
+func (g *GH) Remotes(ctx context.Context) ([]Remote, []RemoteMark, error) {
+	res, err := g.r.run(ctx, g.t, g.d, call{sub: subRemote, opts: []string{"-v"}})
+	if err != nil {
+		return nil, nil, gitFailure(res, err)
+	}
+	var remotes []Remote
 	for line := range strings.SplitSeq(string(res.stdout), "\n") {
 		name, rest, ok := strings.Cut(line, "\t")
 		if u, fetch := strings.CutSuffix(rest, " (fetch)"); ok && fetch {
-			remotes = append(remotes, ghRemote{name, u})
+			remotes = append(remotes, Remote{name, u})
 		}
 	}
-	cfg, err := r.run(ctx, t, d, call{sub: subConfig, opts: []string{"--null", "--get-regexp", `^remote\..*\.gh-resolved$`}, okExit: []int{1}})
+	cfg, err := g.r.run(ctx, g.t, g.d, call{sub: subConfig, opts: []string{"--null", "--get-regexp", `^remote\..*\.gh-resolved$`}, okExit: []int{1}})
 	if err != nil {
-		return base, push, err
+		return nil, nil, err
 	}
+	var marks []RemoteMark
 	for rec := range bytes.SplitSeq(cfg.stdout, []byte{0}) {
 		key, val, _ := strings.Cut(string(rec), "\n")
 		name, ok := strings.CutSuffix(strings.TrimPrefix(key, "remote."), ".gh-resolved")
 		if !ok || !strings.HasPrefix(key, "remote.") {
 			continue
 		}
-		for _, rm := range remotes {
-			if rm.name != name {
-				continue
-			}
-			g, ok := parseGitHubURL(rm.url)
-			if !ok {
-				continue
-			}
-			if val != "base" {
-				owner, repo, found := strings.Cut(val, "/")
-				if !found || !ghNamePart(owner) || !ghNamePart(repo) {
-					continue
-				}
-				g.Owner, g.Name = owner, repo
-			}
-			base = g
-		}
-		if base.Name != "" {
-			break
-		}
+		marks = append(marks, RemoteMark{name, val})
 	}
-	if base.Name == "" {
-		slices.SortStableFunc(remotes, func(a, b ghRemote) int { return ghRemoteScore(b.name) - ghRemoteScore(a.name) })
-		for _, rm := range remotes {
-			if g, ok := ghRepoOf(rm.url); ok {
-				base = g
-				break
-			}
-		}
-	}
-	if base.Name == "" || !onGitHubHost(base.Host) {
-		return GHRepo{}, GHRepo{}, ErrNoGitHub
-	}
-	push = base
-	for _, rm := range remotes {
-		if p, ok := parseGitHubURL(rm.url); ok && rm.name == "origin" && p.Host == base.Host {
-			push = p
-		}
-	}
-	return base, push, nil
+	return remotes, marks, nil
 }
 
-// ghRepoOf reads a remote URL as a repository on a GitHub host.
-func ghRepoOf(u string) (GHRepo, bool) {
-	g, ok := parseGitHubURL(u)
-	return g, ok && onGitHubHost(g.Host)
+// PushBranch pushes the current branch as git.push does, under the
+// operation's decision, and names it; a detached HEAD or a branch name git
+// would not take is refused. The caller holds the checkout (Repo.Hold) for
+// the whole operation, so the branch pushed is the one gh is then told of.
+func (g *GH) PushBranch(ctx context.Context) (string, error) {
+	st, err := g.r.status(ctx, g.t, g.d)
+	if err != nil {
+		return "", err
+	}
+	if st.Branch == "" {
+		return "", ErrDetached
+	}
+	if !ValidBranch(st.Branch) {
+		return "", ErrBadRef
+	}
+	if err := g.r.push(ctx, g.t, g.d); err != nil {
+		return "", err
+	}
+	return st.Branch, nil
 }
 
-func onGitHubHost(host string) bool {
-	for _, h := range ghHosts() {
-		if host == h {
-			return true
-		}
-	}
-	return false
+// FilterPatch is a patch gh printed, as a Diff for a viewer of grant gr:
+// the sections git.diff would leave out for the operation's trust and gr
+// dropped by the gate's one visibility rule (secret files below full,
+// hard-linked files by every name a section carries), then cut to a
+// device's size.
+func (g *GH) FilterPatch(gr trust.Grant, patch []byte) *Diff {
+	var buf bytes.Buffer
+	df := &Diff{}
+	df.HiddenSecrets = g.r.filterPatch(&buf, patch, viewer{g.t, gr}, false)
+	df.Diff, df.Truncated = cut(buf.Bytes(), false)
+	return df
 }

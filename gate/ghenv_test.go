@@ -59,8 +59,10 @@ func TestGHEnvIsAnAllowlist(t *testing.T) {
 	}
 }
 
-// The git gh runs gets the closed gate through the environment (seed
-// Round 9): a hook the checkout sets up runs for the desktop's gh, not for
+// The git gh runs gets the closed gate through the environment (gh runs
+// git itself, out of gatehouse's reach, so the forced options travel as
+// GIT_CONFIG_COUNT entries: docs/github.md, "gh's git is the closed
+// gate's"): a hook the checkout sets up runs for the desktop's gh, not for
 // a closed call's.
 func TestGHEnvCarriesTheClosedGate(t *testing.T) {
 	gittest.Home(t, "")

@@ -54,7 +54,7 @@ func TestGHAndItsGitRunInsideTheWalls(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := runGH(ctx, wallProbeGH(t, outside), r, closed, d, ghCall{})
+			out, err := runGH(ctx, wallProbeGH(t, outside), r, closed, d, GHCall{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,8 +15,8 @@ const module = "github.com/gatehouse/gatehouse/"
 
 // layers is the import direction, bottom first: a package imports only
 // from layers below its own, or from its own entry's tree (rpc/methods
-// imports rpc). cmd → rpc, relay → {gate, fsguard} → {secretfiles, trust},
-// nothing back. Longest prefix wins; a package no entry names fails the
+// imports rpc). cmd → rpc → github → gate, relay → {gate, fsguard} →
+// {secretfiles, trust}, nothing back. Longest prefix wins; a package no entry names fails the
 // test, so a new package is placed on purpose.
 var layers = []struct {
 	prefix string
@@ -31,6 +31,7 @@ var layers = []struct {
 	{"fsguard", 2, "files in a checkout: never runs git, so never imports gate", nil},
 	{"gate", 3, "git: knows nothing of the protocol or the transports", nil},
 	{"audit", 4, "a report built from gate's and fsguard's findings", nil},
+	{"github", 4, "GitHub's model over gate: gh starts only through gate's launcher", nil},
 	{"relay", 5, "the relay sees only ids and ciphertext: no rpc, no engine", []string{"gate", "fsguard", "secretfiles", "audit"}},
 	{"rpc", 5, "the protocol and its handlers, over the engine", nil},
 	{"relay/link", 6, "the host's side of the relay: rpc carried over relay frames", nil},

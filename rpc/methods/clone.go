@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gatehouse/gatehouse/gate"
+	"github.com/gatehouse/gatehouse/github"
 	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/rpc"
 	"github.com/gatehouse/gatehouse/trust"
@@ -125,7 +125,7 @@ func registerClone(r *rpc.Registry) error {
 				Repo   string `json:"repo"`
 				SendID string `json:"sendId,omitempty"`
 			}) (any, error) {
-				repo, err := gate.ParseRepoName(p.Repo)
+				repo, err := github.ParseRepoName(p.Repo)
 				if err != nil {
 					return nil, err
 				}
@@ -136,7 +136,7 @@ func registerClone(r *rpc.Registry) error {
 				if worktreesName(repo.Name) && !worktreesNameCheckOffForTest.Load() {
 					return nil, errWorktreesName
 				}
-				folder, err := gate.ClaimCloneFolder(h.ClonesDir(), repo)
+				folder, err := github.ClaimCloneFolder(h.ClonesDir(), repo)
 				if err != nil {
 					return nil, err
 				}
@@ -148,7 +148,7 @@ func registerClone(r *rpc.Registry) error {
 				tr, gh := c.Trust, h.Targets().GH()
 				go func() {
 					// The clone outlives the request; its own bound ends it.
-					err := gate.Clone(context.Background(), gh, tr, repo, folder)
+					err := github.Clone(context.Background(), gh, tr, repo, folder)
 					var t *rpc.Target
 					if err == nil {
 						t, err = h.AddClone(folder.Path)

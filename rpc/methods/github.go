@@ -5,13 +5,14 @@ import (
 	"errors"
 	"time"
 
-	"github.com/gatehouse/gatehouse/gate"
+	"github.com/gatehouse/gatehouse/github"
 	"github.com/gatehouse/gatehouse/rpc"
 	"github.com/gatehouse/gatehouse/trust"
 )
 
 // The GitHub methods: the user's own gh on the computer, pinned to the
-// repository gh resolves for the project (gate/github.go). Reads wait in
+// repository gh resolves for the project (package github, which starts gh
+// through gate). Reads wait in
 // the slow-read lane (each is a round trip to GitHub); changes are
 // once-methods in the background lane.
 func registerGitHub(r *rpc.Registry) error {
@@ -26,7 +27,7 @@ func registerGitHub(r *rpc.Registry) error {
 			if err != nil {
 				return nil, err
 			}
-			return repo.GitHubList(ctx, c.Trust, kind, p.State, p.Offset)
+			return github.ListOf(ctx, repo, c.Trust, kind, p.State, p.Offset)
 		}
 	}
 	type numberParams struct {
@@ -39,7 +40,7 @@ func registerGitHub(r *rpc.Registry) error {
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Offset int `json:"offset,omitempty"`
 			}) (any, error) {
-				return gate.GHRepos(ctx, c.Host().Targets().GH(), p.Offset)
+				return github.Repos(ctx, c.Host().Targets().GH(), p.Offset)
 			}),
 		rpc.Register(r, rpc.Method{Name: "github.issues", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 60 * time.Second,
 			Params: "{target, state?: open|closed|all, offset?} -> {repo, items: [{number, title, state, author, updatedAt, labels}], next?} (pages of 30)"},
@@ -57,7 +58,7 @@ func registerGitHub(r *rpc.Registry) error {
 				if err != nil {
 					return nil, err
 				}
-				return repo.GitHubList(ctx, c.Trust, "runs", "", p.Offset)
+				return github.ListOf(ctx, repo, c.Trust, "runs", "", p.Offset)
 			}),
 		rpc.Register(r, rpc.Method{Name: "github.item", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 60 * time.Second,
 			Params: "{target, kind: issue|pull|run, number} -> gh's view: an issue with comments, a pull request with statusCheckRollup and reviews, a run with jobs"},
@@ -70,7 +71,7 @@ func registerGitHub(r *rpc.Registry) error {
 				if err != nil {
 					return nil, err
 				}
-				return repo.GitHubItem(ctx, c.Trust, p.Kind, p.Number)
+				return github.Item(ctx, repo, c.Trust, p.Kind, p.Number)
 			}),
 		rpc.Register(r, rpc.Method{Name: "github.search", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 60 * time.Second,
 			Params: "{target, query, offset?} -> {repo, items: [{number, title, state, author, isPullRequest, updatedAt, url}], next?} (issues and pull requests of the project's repository only)"},
@@ -83,7 +84,7 @@ func registerGitHub(r *rpc.Registry) error {
 				if err != nil {
 					return nil, err
 				}
-				return repo.GitHubSearch(ctx, c.Trust, p.Query, p.Offset)
+				return github.Search(ctx, repo, c.Trust, p.Query, p.Offset)
 			}),
 		rpc.Register(r, rpc.Method{Name: "github.comment", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 60 * time.Second,
 			Params: "{target, number, body, sendId?} -> {url}"},
@@ -97,7 +98,7 @@ func registerGitHub(r *rpc.Registry) error {
 				if err != nil {
 					return nil, err
 				}
-				return repo.GitHubComment(ctx, c.Trust, p.Number, p.Body)
+				return github.Comment(ctx, repo, c.Trust, p.Number, p.Body)
 			}),
 		rpc.Register(r, rpc.Method{Name: "pull.diff", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 60 * time.Second,
 			Params: "{target, number} -> {diff, truncated, hiddenSecrets?} (secret files' sections dropped, as in git.diff)"},
@@ -106,7 +107,7 @@ func registerGitHub(r *rpc.Registry) error {
 				if err != nil {
 					return nil, err
 				}
-				return repo.PullDiff(ctx, c.Trust, c.Grant, p.Number)
+				return github.PullDiff(ctx, repo, c.Trust, c.Grant, p.Number)
 			}),
 		rpc.Register(r, rpc.Method{Name: "pull.review", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 60 * time.Second,
 			Params: "{target, number, event: approve|request-changes|comment, body?, sendId?} -> {url?}"},
@@ -121,7 +122,7 @@ func registerGitHub(r *rpc.Registry) error {
 				if err != nil {
 					return nil, err
 				}
-				return repo.PullReview(ctx, c.Trust, p.Number, p.Event, p.Body)
+				return github.PullReview(ctx, repo, c.Trust, p.Number, p.Event, p.Body)
 			}),
 		rpc.Register(r, rpc.Method{Name: "pull.merge", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 2 * time.Minute,
 			Params: "{target, number, sendId?} -> {url?} (the first method the repository allows: merge commit, squash, rebase; refused when the checkout's config would run a program)"},
@@ -134,7 +135,7 @@ func registerGitHub(r *rpc.Registry) error {
 				if err != nil {
 					return nil, err
 				}
-				return repo.PullMerge(ctx, c.Trust, p.Number)
+				return github.PullMerge(ctx, repo, c.Trust, p.Number)
 			}),
 		rpc.Register(r, rpc.Method{Name: "pull.create", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 3 * time.Minute,
 			Params: "{target, title, body?, base?, sendId?} -> {url} (pushes the current branch first; base: the base repository's default branch when left out)"},
@@ -149,7 +150,7 @@ func registerGitHub(r *rpc.Registry) error {
 				if err != nil {
 					return nil, err
 				}
-				return repo.PullCreate(ctx, c.Trust, gate.PullCreateOptions{Title: p.Title, Body: p.Body, Base: p.Base})
+				return github.PullCreate(ctx, repo, c.Trust, github.PullCreateOptions{Title: p.Title, Body: p.Body, Base: p.Base})
 			}),
 	)
 }

@@ -1,4 +1,4 @@
-package gate
+package github
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse/gatehouse/fsguard"
+	"github.com/gatehouse/gatehouse/gate"
 	"github.com/gatehouse/gatehouse/internal/gittest"
 	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/trust"
@@ -24,13 +25,17 @@ type recordingGH struct {
 	path, log string
 }
 
-func newRecordingGH(t *testing.T, stderr string) *recordingGH {
+// newRecordingGH makes a recording gh for the checkout dir. Its record is
+// kept in dir's git folder, which the kernel wall lets a closed call's gh
+// write in (as its git writes there), so the record needs no hole in the
+// wall.
+func newRecordingGH(t *testing.T, dir, stderr string) *recordingGH {
 	t.Helper()
-	dir := t.TempDir()
-	g := &recordingGH{path: filepath.Join(dir, "gh"), log: filepath.Join(dir, "calls")}
-	if err := os.Mkdir(g.log, 0o755); err != nil {
+	log, err := os.MkdirTemp(filepath.Join(dir, ".git"), "gh-calls-")
+	if err != nil {
 		t.Fatal(err)
 	}
+	g := &recordingGH{path: filepath.Join(t.TempDir(), "gh"), log: log}
 	fail := ""
 	if stderr != "" {
 		fail = fmt.Sprintf("printf '%%s\\n' %s >&2; exit 1\n", shellQuote(stderr))
@@ -87,19 +92,18 @@ func (g *recordingGH) calls(t *testing.T) []ghRun {
 	return out
 }
 
-func openGH(t *testing.T, dir string, g *recordingGH) *Repo {
+func openGH(t *testing.T, dir string, g *recordingGH) *gate.Repo {
 	t.Helper()
 	root, err := fsguard.OpenRoot(dir, fsguard.Options{Home: "/nonexistent-home"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { root.Close() })
-	r, err := Open(root, Options{Served: []string{root.Path()}, GH: g.path})
+	r, err := gate.Open(root, gate.Options{Served: []string{root.Path()}, GH: g.path})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	r.toolWritableForTest = []string{g.log} // its record of each call, inside the kernel wall
 	return r
 }
 
@@ -132,10 +136,10 @@ func TestGHIsPinnedToTheBaseRepository(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := repoWith(t, map[string]string{"a.txt": "a\n"}, c.config...)
-			g := newRecordingGH(t, "")
-			_, err := openGH(t, dir, g).GitHubList(ctx, closed, "issues", "", 0)
+			g := newRecordingGH(t, dir, "")
+			_, err := ListOf(ctx, openGH(t, dir, g), closed, "issues", "", 0)
 			if c.want == "" {
-				wantRefusal(t, err, ErrNoGitHub)
+				wantRefusal(t, err, ErrNoRemote)
 				if len(g.calls(t)) != 0 {
 					t.Fatal("gh ran for a project without a GitHub remote")
 				}
@@ -160,12 +164,12 @@ func TestGHEnvironment(t *testing.T) {
 	t.Setenv("GATEHOUSE_TEST_CANARY", "must-not-reach-gh")
 	t.Setenv("GH_HOST", "github.com")
 	dir := repoWith(t, map[string]string{"a.txt": "a\n"}, "remote.origin.url", "https://github.com/octo/hello.git")
-	g := newRecordingGH(t, "")
+	g := newRecordingGH(t, dir, "")
 	r := openGH(t, dir, g)
-	if _, err := r.GitHubList(ctx, closed, "pulls", "all", 0); err != nil {
+	if _, err := ListOf(ctx, r, closed, "pulls", "all", 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.GitHubList(ctx, desktop, "pulls", "all", 0); err != nil {
+	if _, err := ListOf(ctx, r, desktop, "pulls", "all", 0); err != nil {
 		t.Fatal(err)
 	}
 	calls := g.calls(t)
@@ -184,7 +188,7 @@ func TestGHEnvironment(t *testing.T) {
 	if _, ok := forcedConfig(desk)["core.hooksPath"]; ok {
 		t.Fatalf("the desktop's gh got the closed gate's options: %v", forcedConfig(desk))
 	}
-	if !slices.Equal(calls[0].args, []string{"pr", "list", "--repo", "github.com/octo/hello", "--json", ghLists["pulls"].fields, "--limit", "30", "--state", "all"}) {
+	if !slices.Equal(calls[0].args, []string{"pr", "list", "--repo", "github.com/octo/hello", "--json", lists["pulls"].fields, "--limit", "30", "--state", "all"}) {
 		t.Fatalf("args: %q", calls[0].args)
 	}
 }
@@ -204,10 +208,10 @@ func TestGHOnAHostileCheckout(t *testing.T) {
 	dir := repoWith(t, map[string]string{"a.txt": "a\n", ".gitattributes": "*.txt filter=evil\n"},
 		"remote.origin.url", "https://github.com/octo/hello.git", "filter.evil.clean", cmd)
 	dirty(t, dir)
-	g := newRecordingGH(t, "")
+	g := newRecordingGH(t, dir, "")
 	r := openGH(t, dir, g)
 
-	if _, err := r.PullMerge(ctx, desktop, 3); err != nil {
+	if _, err := PullMerge(ctx, r, desktop, 3); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(marker); err != nil {
@@ -216,12 +220,12 @@ func TestGHOnAHostileCheckout(t *testing.T) {
 	os.Remove(marker)
 	before := len(g.calls(t))
 
-	_, err := r.PullMerge(ctx, closed, 3)
-	wantRefusal(t, err, ErrRefused)
+	_, err := PullMerge(ctx, r, closed, 3)
+	wantRefusal(t, err, gate.ErrRefused)
 	if len(g.calls(t)) != before {
 		t.Fatal("gh ran for a refused merge")
 	}
-	if _, err := r.GitHubList(ctx, closed, "issues", "", 0); err != nil {
+	if _, err := ListOf(ctx, r, closed, "issues", "", 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(marker); err == nil {
@@ -238,22 +242,22 @@ func TestGHFailures(t *testing.T) {
 		stderr string
 		want   error
 	}{
-		{"HTTP 401: Bad credentials (https://api.github.com/graphql)", ErrGHSignedOut},
-		{"To get started with GitHub CLI, please run:  gh auth login", ErrGHSignedOut},
-		{"GraphQL: API rate limit exceeded for user ID 1.", ErrGHRateLimited},
-		{"GraphQL: Could not resolve to a PullRequest with the number of 99. (repository.pullRequest)", ErrGHNotFound},
+		{"HTTP 401: Bad credentials (https://api.github.com/graphql)", gate.ErrGHSignedOut},
+		{"To get started with GitHub CLI, please run:  gh auth login", gate.ErrGHSignedOut},
+		{"GraphQL: API rate limit exceeded for user ID 1.", gate.ErrGHRateLimited},
+		{"GraphQL: Could not resolve to a PullRequest with the number of 99. (repository.pullRequest)", gate.ErrGHNotFound},
 	} {
-		_, err := openGH(t, dir, newRecordingGH(t, c.stderr)).GitHubItem(ctx, closed, "pull", 99)
+		_, err := Item(ctx, openGH(t, dir, newRecordingGH(t, dir, c.stderr)), closed, "pull", 99)
 		wantRefusal(t, err, c.want)
 	}
 	long := "failed to run git: " + home + "/secret/place and " + dir + " (/root/.config/gh/hosts.yml) " + strings.Repeat("x", 400)
-	_, err := openGH(t, dir, newRecordingGH(t, long)).GitHubItem(ctx, closed, "issue", 1)
+	_, err := Item(ctx, openGH(t, dir, newRecordingGH(t, dir, long)), closed, "issue", 1)
 	s := refusal.Sentence(err)
-	if !errors.Is(err, ErrGHFailed) || strings.Contains(s, home) || strings.Contains(s, dir) || strings.Contains(s, "/root") || !strings.Contains(s, "~/secret/place") || len(s) > 300+len("GitHub refused this: ") {
+	if !errors.Is(err, gate.ErrGHFailed) || strings.Contains(s, home) || strings.Contains(s, dir) || strings.Contains(s, "/root") || !strings.Contains(s, "~/secret/place") || len(s) > 300+len("GitHub refused this: ") {
 		t.Fatalf("sentence %q", s)
 	}
-	_, err = openGH(t, dir, &recordingGH{path: filepath.Join(t.TempDir(), "no-gh")}).GitHubItem(ctx, closed, "issue", 1)
-	wantRefusal(t, err, ErrGHMissing)
+	_, err = Item(ctx, openGH(t, dir, &recordingGH{path: filepath.Join(t.TempDir(), "no-gh")}), closed, "issue", 1)
+	wantRefusal(t, err, gate.ErrGHMissing)
 }
 
 // A device's text never becomes an option: a search query goes after
@@ -263,9 +267,9 @@ func TestGHFailures(t *testing.T) {
 func TestGHArgumentsAndSecrets(t *testing.T) {
 	gittest.Home(t, "")
 	dir := repoWith(t, map[string]string{"a.txt": "a\n"}, "remote.origin.url", "https://github.com/octo/hello.git")
-	g := newRecordingGH(t, "")
+	g := newRecordingGH(t, dir, "")
 	r := openGH(t, dir, g)
-	found, err := r.GitHubSearch(ctx, closed, "--repo=evil/other repo:victim/private", 0)
+	found, err := Search(ctx, r, closed, "--repo=evil/other repo:victim/private", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,33 +280,33 @@ func TestGHArgumentsAndSecrets(t *testing.T) {
 	if len(found.Items) != 1 || !strings.Contains(string(found.Items[0]), "octo/hello/issues/1") {
 		t.Fatalf("search kept another repository's items: %s", found.Items)
 	}
-	if _, err := r.GitHubComment(ctx, closed, 5, "--body hello\n"); err != nil {
+	if _, err := Comment(ctx, r, closed, 5, "--body hello\n"); err != nil {
 		t.Fatal(err)
 	}
 	if c := g.calls(t)[1]; c.stdin != "--body hello\n" || slices.Contains(c.args, "--body hello\n") {
 		t.Fatalf("comment %q stdin %q", c.args, c.stdin)
 	}
 	for _, bad := range []func() error{
-		func() error { _, err := r.GitHubList(ctx, closed, "issues", "merged", 0); return err },
-		func() error { _, err := r.GitHubList(ctx, closed, "issues", "--web", 0); return err },
-		func() error { _, err := r.GitHubItem(ctx, closed, "pull", -1); return err },
-		func() error { _, err := r.GitHubList(ctx, closed, "issues", "", 5000); return err },
-		func() error { _, err := r.PullReview(ctx, closed, 1, "dismiss", ""); return err },
-		func() error { _, err := r.PullReview(ctx, closed, 1, "comment", ""); return err },
-		func() error { _, err := r.GitHubComment(ctx, closed, 1, strings.Repeat("x", MaxGHBody+1)); return err },
+		func() error { _, err := ListOf(ctx, r, closed, "issues", "merged", 0); return err },
+		func() error { _, err := ListOf(ctx, r, closed, "issues", "--web", 0); return err },
+		func() error { _, err := Item(ctx, r, closed, "pull", -1); return err },
+		func() error { _, err := ListOf(ctx, r, closed, "issues", "", 5000); return err },
+		func() error { _, err := PullReview(ctx, r, closed, 1, "dismiss", ""); return err },
+		func() error { _, err := PullReview(ctx, r, closed, 1, "comment", ""); return err },
+		func() error { _, err := Comment(ctx, r, closed, 1, strings.Repeat("x", MaxBody+1)); return err },
 	} {
 		if err := bad(); refusal.KindOf(err) != refusal.BadParams {
 			t.Errorf("refused as %v: %v", refusal.KindOf(err), err)
 		}
 	}
-	df, err := r.PullDiff(ctx, closed, trust.View, 3)
+	df, err := PullDiff(ctx, r, closed, trust.View, 3)
 	if err != nil || strings.Contains(df.Diff, "secret-marker") || !strings.Contains(df.Diff, "+b") || df.HiddenSecrets != 1 {
 		t.Fatalf("view diff %+v %v", df, err)
 	}
-	if df, _ := r.PullDiff(ctx, closed, trust.Full, 3); !strings.Contains(df.Diff, "secret-marker") {
+	if df, _ := PullDiff(ctx, r, closed, trust.Full, 3); !strings.Contains(df.Diff, "secret-marker") {
 		t.Fatal("full does not see the secret section")
 	}
-	done, err := r.PullMerge(ctx, closed, 3)
+	done, err := PullMerge(ctx, r, closed, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,8 +332,8 @@ func TestPullCreateFromAFork(t *testing.T) {
 	write(t, dir, map[string]string{"f.txt": "f\n"})
 	git(t, dir, "add", "f.txt")
 	git(t, dir, "commit", "-qm", "feature")
-	g := newRecordingGH(t, "")
-	done, err := openGH(t, dir, g).PullCreate(ctx, desktop, PullCreateOptions{Title: "-t Add f", Body: "why\n"})
+	g := newRecordingGH(t, dir, "")
+	done, err := PullCreate(ctx, openGH(t, dir, g), desktop, PullCreateOptions{Title: "-t Add f", Body: "why\n"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +353,7 @@ func TestPullCreateFromAFork(t *testing.T) {
 func TestClaimCloneFolder(t *testing.T) {
 	clones := t.TempDir()
 	write(t, clones, map[string]string{"hello/mine.txt": "mine\n"})
-	repo := GHRepo{Host: "github.com", Owner: "octo", Name: "hello"}
+	repo := Repo{Host: "github.com", Owner: "octo", Name: "hello"}
 	for _, want := range []string{"hello-2", "hello-3"} {
 		f, err := ClaimCloneFolder(clones, repo)
 		if err != nil || filepath.Base(f.Path) != want {
@@ -397,7 +401,7 @@ func TestCloneThroughGH(t *testing.T) {
 		}
 		return s
 	}
-	repo := GHRepo{Host: "github.com", Owner: "octo", Name: "hello"}
+	repo := Repo{Host: "github.com", Owner: "octo", Name: "hello"}
 	for _, fail := range []bool{false, true} {
 		gh := filepath.Join(bin, fmt.Sprintf("gh-%v", fail))
 		if err := os.WriteFile(gh, []byte(script(fail)), 0o755); err != nil {
@@ -415,7 +419,7 @@ func TestCloneThroughGH(t *testing.T) {
 			t.Fatalf("gh's git lacks the closed gate's options:\n%s", env)
 		}
 		if fail {
-			wantRefusal(t, err, ErrGHFailed)
+			wantRefusal(t, err, gate.ErrGHFailed)
 			if _, statErr := os.Stat(dir); !os.IsNotExist(statErr) {
 				t.Fatal("a failed clone's folder stayed")
 			}
@@ -468,8 +472,8 @@ func TestGHResolvesAsGitSees(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := gittest.Init(t, map[string]string{"a.txt": "a\n"})
 			c.setup(t, dir)
-			g := newRecordingGH(t, "")
-			l, err := openGH(t, dir, g).GitHubList(ctx, desktop, "issues", "", 0)
+			g := newRecordingGH(t, dir, "")
+			l, err := ListOf(ctx, openGH(t, dir, g), desktop, "issues", "", 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -496,11 +500,11 @@ func TestFailedCloneCleanupFollowsNoSwap(t *testing.T) {
 	if err := os.WriteFile(gh, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	f, err := ClaimCloneFolder(clones, GHRepo{Host: "github.com", Owner: "octo", Name: "hello"})
+	f, err := ClaimCloneFolder(clones, Repo{Host: "github.com", Owner: "octo", Name: "hello"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Clone(ctx, gh, closed, GHRepo{Host: "github.com", Owner: "octo", Name: "hello"}, f); err == nil {
+	if err := Clone(ctx, gh, closed, Repo{Host: "github.com", Owner: "octo", Name: "hello"}, f); err == nil {
 		t.Fatal("the clone did not fail")
 	}
 	if read(t, filepath.Join(victim, "hello", "precious")) != "keep\n" {
