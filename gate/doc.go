@@ -1,4 +1,13 @@
-// Package gate is the only place gatehouse starts git.
+// Package gate is the only place gatehouse starts git, and the programs that
+// run git: it starts git (run, runner.go) and GitHub's gh (runGH, gh.go,
+// under the same rules), and, once (at the first closed call, or for
+// doctor), git init in a temporary folder and git --version as the kernel
+// wall's self-test (probe, ptraceWorks in confine_linux.go), on no
+// repository's content. Nothing else
+// in gatehouse starts either (internal/invariants checks both).
+//
+// GitHub's meaning (repositories, lists, pull requests, clones) is package
+// github's; it reaches gh only through Repo.GH and RunGH (gh.go).
 //
 // Open a served folder's Repo once (Open validates where its git folder is:
 // a real .git inside it, or a linked worktree of a served checkout; a

@@ -137,7 +137,7 @@ func TestImportDirection(t *testing.T) {
 	for _, p := range goList(t, "./...") {
 		graph[p.ImportPath] = p.Imports
 	}
-	for _, want := range []string{"gate", "fsguard", "trust", "secretfiles", "rpc", "relay", "cmd/gatehouse"} {
+	for _, want := range []string{"gate", "github", "fsguard", "trust", "secretfiles", "rpc", "relay", "cmd/gatehouse"} {
 		if _, ok := graph[module+want]; !ok {
 			t.Fatalf("go list did not list %s", want)
 		}
@@ -154,13 +154,14 @@ func TestImportDirectionCatchesABackEdge(t *testing.T) {
 	for _, edge := range [][2]string{
 		{"gate", "rpc"}, {"gate", "relay"}, {"fsguard", "gate"}, {"secretfiles", "fsguard"},
 		{"trust", "gate"}, {"trust", "secretfiles"}, {"rpc", "cmd/gatehouse"}, {"relay", "rpc"}, {"relay", "gate"},
-		{"internal/refusal", "trust"},
+		{"internal/refusal", "trust"}, {"gate", "github"}, {"github", "rpc"}, {"github", "rpc/methods"}, {"fsguard", "github"},
 	} {
 		if bad := wrongWay(map[string][]string{module + edge[0]: {module + edge[1]}}); len(bad) != 1 {
 			t.Errorf("%s → %s not caught: %v", edge[0], edge[1], bad)
 		}
 	}
-	for _, edge := range [][2]string{{"rpc", "gate"}, {"gate", "fsguard"}, {"fsguard", "secretfiles"}, {"rpc/methods", "rpc"}, {"relay/link", "rpc"}} {
+	for _, edge := range [][2]string{{"rpc", "gate"}, {"gate", "fsguard"}, {"fsguard", "secretfiles"}, {"rpc/methods", "rpc"}, {"relay/link", "rpc"},
+		{"github", "gate"}, {"rpc/methods", "github"}} {
 		if bad := wrongWay(map[string][]string{module + edge[0]: {module + edge[1]}}); len(bad) != 0 {
 			t.Errorf("%s → %s refused: %v", edge[0], edge[1], bad)
 		}

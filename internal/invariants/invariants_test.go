@@ -1,6 +1,7 @@
 // Package invariants holds the tests that check, by reading the source,
-// that each rule keeps its one owner: only gate starts processes (git or
-// anything that runs git), and every gate operation takes a trust.Trust.
+// that each rule keeps its one owner: only gate starts processes (git, and
+// gh, which runs git, through the same launcher), github reaches gh only
+// through gate, and every gate operation takes a trust.Trust.
 package invariants
 
 import (
@@ -93,7 +94,8 @@ func TestOnlyGateStartsProcesses(t *testing.T) {
 }
 
 // Inside gate, only the runner starts a process: run for git, runGH for
-// gh (which runs the closed gate's git environment itself).
+// gh (which runs git itself, so it starts under the closed gate's
+// environment and walls).
 func TestGateStartsGitInOneFunction(t *testing.T) {
 	var where []string
 	for _, f := range sourceFiles(t)["gate"] {
@@ -256,6 +258,70 @@ func TestMethodsNeverTouchFilesOrProcesses(t *testing.T) {
 			}
 			return true
 		})
+	}
+}
+
+// processImports are the imports that start a program: os/exec, and
+// syscall (ForkExec, StartProcess, Exec). golang.org/x/sys/unix stays
+// allowed for github, whose clone folders are held by descriptor, and its
+// Exec is a processStarters call the scan finds anyway.
+var processImports = []string{"os/exec", "syscall"}
+
+// githubStarts lists where f imports what starts a program or calls a
+// process starter.
+func githubStarts(f *ast.File) []string {
+	var out []string
+	for _, imp := range f.Imports {
+		if p := strings.Trim(imp.Path.Value, `"`); slices.Contains(processImports, p) {
+			out = append(out, "imports "+p)
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if name := callName(n); processStarters[name] {
+			out = append(out, "calls "+name)
+		}
+		return true
+	})
+	return out
+}
+
+// Package github holds GitHub's meaning and starts no process: every gh
+// goes through gate's launcher (gate.Repo.GH, gate.RunGH), inside the
+// gate's decision, walls and bounds. A github that imported os/exec could
+// start gh with none of them.
+func TestGitHubStartsNoProcess(t *testing.T) {
+	files := sourceFiles(t)["github"]
+	if len(files) < 3 {
+		t.Fatalf("found %d files in github: the scan is broken", len(files))
+	}
+	for _, f := range files {
+		for _, w := range githubStarts(f) {
+			t.Errorf("github %s: gh starts through gate (gate.Repo.GH, gate.RunGH), never from github itself", w)
+		}
+	}
+}
+
+// The check finds what it bans: gh started the way gate/gh.go starts it,
+// written into a file of package github.
+func TestGitHubCheckFiresOnAStart(t *testing.T) {
+	const src = `package github
+import (
+	"os/exec"
+	"syscall"
+)
+func run() {
+	cmd := exec.Command("gh", "pr", "list")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	_ = cmd.Run()
+}
+`
+	f, err := parser.ParseFile(token.NewFileSet(), "github.go", src, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := githubStarts(f)
+	if !slices.Equal(got, []string{"imports os/exec", "imports syscall", "calls exec.Command"}) {
+		t.Fatalf("found %v, want both imports and the call", got)
 	}
 }
 

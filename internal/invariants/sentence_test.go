@@ -9,7 +9,10 @@ import (
 
 // refusalPkg is the one package that may define a device-facing sentence:
 // every other package declares its refusals with refusal.New or
-// refusal.Errorf, and reads them with refusal.Sentence (issue 14, 3.5).
+// refusal.Errorf, and reads them with refusal.Sentence. Four vocabularies
+// had grown side by side (rpc.Error, relay.HostKeyError and duck-typed
+// readers), each with its own idea of what a device may be told;
+// TestSentenceCheckFiresOnAVocabulary shows the check finding one.
 const refusalPkg = "internal/refusal"
 
 // sentenceDecls names, in f, each method declared as Sentence() string and
