@@ -9,11 +9,12 @@
 // back to its sender. The host then walks every request the same way,
 // single or batched:
 //
-//	open     host.go handleSealed, seal.go Open: the frame opens under the
+//	open     host.go openRequest, seal.go Open: the frame opens under the
 //	         pair key; envelope.go parseRequest checks its fields and sets
 //	         aside params nested past MaxDepth (answered BAD_PARAMS later)
-//	replay   host.go fresh, replay.go ReplayGuard: 60 s window, every nonce
-//	         remembered while it could be accepted; stale or repeated is
+//	replay   host.go checkFresh, replay.go ReplayGuard: 60 s window, every
+//	         nonce remembered while it could be accepted, one guard per
+//	         device; stamped before the host started, stale or repeated is
 //	         answered NOT_RUN, a full memory BUSY
 //	admit    host.go newCall reads the Full-access switch once; admit reads
 //	         the device's presence and grant once and holds them against the
@@ -30,6 +31,12 @@
 //	reply    host.go respond/errorResponse: one Response, sealed (seal.go,
 //	         pack.go); a refusal's cause (error chain, git's stderr) is
 //	         logged there once with the request's id (HostOptions.Logger)
+//
+// A LAN event stream's opener (GET /rc/events) is a request naming
+// EventsMethod and takes the same open and replay steps through
+// transport.go OpenEvents, so a rule added to either holds for events too;
+// it then opens the stream instead of reaching a handler. Through a relay a
+// device subscribes with a call (subscribe), which walks as every call.
 //
 // Two waits meet a change, and they answer differently. The lane
 // (lanes.go) is one device's: a small change queues behind that device's

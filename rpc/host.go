@@ -206,17 +206,7 @@ func (h *Host) HandleSealed(ctx context.Context, dev Device, key Key, aadIn, aad
 // handleSealed is HandleSealed that also returns the request's id: the
 // relay frame carrying the reply names it as its ref.
 func (h *Host) handleSealed(ctx context.Context, dev Device, key Key, aadIn, aadOut []byte, body string) (reply, ref string, err error) {
-	if len(body) > MaxFrame*4/3+4 {
-		return "", "", errOpen
-	}
-	plain, err := Open(key, body, aadIn)
-	if err != nil {
-		return "", "", err
-	}
-	if len(plain) == 0 || plain[0] != '{' {
-		return "", "", errPacked // requests are never packed
-	}
-	req, err := parseRequest(plain)
+	req, err := openRequest(key, aadIn, body)
 	if err != nil {
 		return "", "", err
 	}
@@ -231,30 +221,59 @@ func (h *Host) handleSealed(ctx context.Context, dev Device, key Key, aadIn, aad
 	return Seal(key, out, aadOut), req.ID, nil
 }
 
-// fresh is the replay step: an opened request is refused before dispatch
-// when it is stale, repeated or one too many (counted in the request log,
-// aggregated per device and minute), else handled. A request stamped
-// before this host started is stale: the replay memory does not outlive a
-// run, so without this a frame recorded before a restart (by the relay, or
-// anyone on the path) would run again within its 60 s window. A device
-// whose clock runs behind learns the host's from the refusal (Caller).
+// openRequest is the walk's first step for every frame a device sends, a
+// call (HandleSealed) or the LAN event stream's opener (OpenEvents): the
+// frame is bounded, opens under key with aad, is not packed (requests
+// never are), and parses as a request (parseRequest).
+func openRequest(key Key, aad []byte, body string) (Request, error) {
+	if len(body) > MaxFrame*4/3+4 {
+		return Request{}, errOpen
+	}
+	plain, err := Open(key, body, aad)
+	if err != nil {
+		return Request{}, err
+	}
+	if len(plain) == 0 || plain[0] != '{' {
+		return Request{}, errPacked
+	}
+	return parseRequest(plain)
+}
+
+// fresh is the replay step of a call: checkFresh, then the call is
+// handled, or answered with the refusal.
 func (h *Host) fresh(ctx context.Context, dev Device, req Request) Response {
+	if err := h.checkFresh(dev, req); err != nil {
+		return h.errorResponse(dev, req, err)
+	}
+	return h.Handle(ctx, dev, req)
+}
+
+// checkFresh is the replay step for every opened request, a call or an
+// event stream's opener: refused when it is stale, repeated or one too many
+// (counted in the request log, aggregated per device and minute), with
+// ErrBusy or an error wrapping ErrStale. One guard per device holds the
+// nonces of both. A request stamped before this host started is stale: the
+// replay memory does not outlive a run, so without this a frame recorded
+// before a restart (by the relay, or anyone on the path) would run again
+// within its 60 s window. A device whose clock runs behind learns the
+// host's from the refusal (Caller).
+func (h *Host) checkFresh(dev Device, req Request) error {
 	err := h.guard(dev.ID).Check(req.TS, req.Nonce)
 	if err == nil && req.TS < h.started.UnixMilli() && !h.beforeStartForTest {
 		err = errBeforeStart
 	}
 	switch err {
 	case nil:
-		return h.Handle(ctx, dev, req)
+		return nil
 	case errBusy:
 		h.noteRefused(dev, RefusedBusy)
-		return h.errorResponse(dev, req, ErrBusy)
+		return ErrBusy
 	case errReplay:
 		h.noteRefused(dev, RefusedReplay)
 	default:
 		h.noteRefused(dev, RefusedStale)
 	}
-	return h.errorResponse(dev, req, fmt.Errorf("%w: %w", ErrStale, err))
+	return fmt.Errorf("%w: %w", ErrStale, err)
 }
 
 // noteRefused counts a request refused before dispatch in the request log.

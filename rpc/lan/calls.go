@@ -185,14 +185,10 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		refuse(w, &errPairing{401, "session", msgSessionGone})
 		return
 	}
-	plain, err := rpc.Open(se.keys.key, f, sessionAAD(d, sid, "events"))
-	var opener struct {
-		Type   string `json:"type"`
-		Method string `json:"method"`
-		TS     int64  `json:"ts"`
-		Nonce  string `json:"nonce"`
-	}
-	if err != nil || json.Unmarshal(plain, &opener) != nil || opener.Type != "req" || opener.Method != "events" || se.events.Check(opener.TS, opener.Nonce) != nil {
+	// The opener takes the host's walk, as a call does: it opens, and is
+	// refused stale, repeated or before the host started by the device's
+	// one replay guard (rpc.Host.OpenEvents).
+	if s.host.OpenEvents(rpc.Device{ID: d, Fingerprint: se.fp}, se.keys.key, sessionAAD(d, sid, "events"), f) != nil {
 		fail(w, http.StatusBadRequest, msgBadFrame)
 		return
 	}

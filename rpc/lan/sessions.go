@@ -64,7 +64,6 @@ type session struct {
 	used           time.Time
 	streams        int              // event streams open now: an open page's session goes last
 	headers        *rpc.ReplayGuard // nonces of calls' authenticated headers
-	events         *rpc.ReplayGuard // event stream openers
 }
 
 // resumeMsg is a resume's plaintext, and resumeAnswer its answer's.
@@ -205,7 +204,7 @@ func (p *Pairing) resume(d, mode, ticketID, frame string, now time.Time) (string
 	if tk != nil {
 		tk.used = now
 	}
-	se := &session{id: sid, device: d, fp: dev.Fingerprint, keys: keys, used: now, headers: rpc.NewReplayGuard(), events: rpc.NewReplayGuard()}
+	se := &session{id: sid, device: d, fp: dev.Fingerprint, keys: keys, used: now, headers: rpc.NewReplayGuard()}
 	p.addSessionLocked(se, now)
 	dev.tickets = append(dev.tickets, ticket{id: sid, secret: keys.ticket, used: now})
 	p.trimTicketsLocked(dev, now)
