@@ -29,9 +29,10 @@ const (
 
 // allowlist is the Change gate: with the switch off, a phone may change a
 // checkout (stage, discard, switch, commit, push, fetch, pull, worktrees)
-// only when every local and worktree config entry matches a rule here (seed
-// Round 6, narrowed in Rounds 7 and 9). Anything else refuses, including keys
-// git adds later.
+// only when every local and worktree config entry matches a rule here.
+// Anything else refuses, including keys git adds later: a list of the keys
+// that run programs missed some (docs/gate-rules.md, "A repository's config
+// is allowlisted, never denylisted").
 var allowlist = []configRule{
 	// core: how git reads the working tree and stores files.
 	{"core.repositoryformatversion", anyValue, "repository format number"},
@@ -54,7 +55,7 @@ var allowlist = []configRule{
 	{"core.hookspath", anyValue, "allowed only because every closed call forces core.hooksPath=/dev/null"},
 	{"core.fsmonitor", boolValue, "a boolean names no program, and every closed call forces it off"},
 	// remotes and branches: where pushes and fetches go, over pinned transports.
-	{"remote.*.url", networkURL, "a network URL; never a local path, file://, ext:: or another helper (seed Round 7)"},
+	{"remote.*.url", networkURL, "a network URL; never a local path, file://, ext:: or another helper"},
 	{"remote.*.pushurl", networkURL, "the same, for pushes"},
 	{"remote.*.fetch", anyValue, "refspec"},
 	{"remote.*.push", anyValue, "refspec"},
@@ -96,7 +97,8 @@ var allowlist = []configRule{
 	{"diff.renamelimit", anyValue, "rename detection bound"},
 	{"status.showuntrackedfiles", anyValue, "gatehouse asks for every untracked file anyway"},
 	{"advice.**", boolValue, "hints git prints"},
-	// gc: only the keys that name no program (gc.recentObjectsHook does; seed Round 9).
+	// gc: only the keys that name no program (gc.recentObjectsHook does:
+	// regress case gc-recent-objects-hook).
 	{"gc.auto", anyValue, "auto maintenance is forced off for closed calls"},
 	{"gc.autopacklimit", anyValue, "gc threshold"},
 	{"gc.autodetach", boolValue, "gc in the background"},
@@ -119,8 +121,9 @@ var allowlist = []configRule{
 
 // readRefusals is the Read gate: with the switch off, even status, diff,
 // branches and log refuse a checkout whose local or worktree config has any
-// of these, because a read could reach them (seed Rounds 7, 8 and 10, and
-// git's documentation for the file keys).
+// of these, because a read could reach them (docs/gate-rules.md, "Programs
+// that run for the network" and "Config that moves or reads files
+// elsewhere"; git's documentation for the file keys).
 var readRefusals = []configRule{
 	{"core.sshcommand", anyValue, "names the ssh program a lazy fetch in a partial clone would run"},
 	{"core.askpass", anyValue, "names a program git runs to ask for a password"},
@@ -129,7 +132,7 @@ var readRefusals = []configRule{
 	{"remote.*.promisor", notFalse, "the same"},
 	{"include.**", anyValue, "an included file defines keys the listing does not show, so they could not be switched off"},
 	{"includeif.**", anyValue, "the same"},
-	{"core.worktree", anyValue, "points status and diff at a folder outside the checkout (seed Round 10)"},
+	{"core.worktree", anyValue, "points status and diff at a folder outside the checkout"},
 	{"core.excludesfile", anyValue, "status reads the file it names, anywhere: a FIFO there hangs it"},
 	{"core.attributesfile", anyValue, "every command reads the file it names, anywhere"},
 	{"diff.orderfile", anyValue, "diff reads the file it names, anywhere"},

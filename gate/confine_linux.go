@@ -146,8 +146,9 @@ type rule struct {
 //   - /dev/null: read and write; /dev/urandom: read.
 //
 // A network call (push, fetch) also runs the user's own SSH and credential
-// helper (seed Rounds 8 and 9: a phone's push uses what the person set up),
-// which git starts through /bin/sh and finds on PATH: so it may execute the
+// helper (a phone's push uses what the person set up; docs/gate-rules.md,
+// "Programs that run for the network"), which git starts through /bin/sh
+// and finds on PATH: so it may execute the
 // system shell and the folders of gatehouse's PATH (never one inside the
 // checkout, where the repository could have written a program), and read
 // TLS certificates, name-service files, ~/.ssh, ~/.netrc,

@@ -613,8 +613,8 @@ func uniq(keys []string) []string {
 
 // hasSubmodules reports a .gitmodules in the checkout or a modules folder in
 // the git folder: a submodule carries its own config, which the gate never
-// reads (seed Round 7). Two lstats, no cache: a .gitmodules that arrived with
-// a pull is seen by the next change.
+// reads (docs/gate-rules.md, "Submodules"). Two lstats, no cache: a
+// .gitmodules that arrived with a pull is seen by the next change.
 func (r *Repo) hasSubmodules() bool {
 	places := []string{filepath.Join(r.commonDir, "modules"), filepath.Join(r.gitDir, "modules")}
 	if r.workTree != "" {

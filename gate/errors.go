@@ -79,7 +79,8 @@ var (
 )
 
 // refuseConfig is the untrusted-config refusal: it names the keys and the
-// action ("commit", "stage files") as the seed's Round 10 says.
+// action ("commit", "stage files"), so the person knows what to remove or
+// where to allow it (docs/gate-rules.md, docs/policy.md).
 func refuseConfig(keys []string, action string) error {
 	shown := make([]string, 0, len(keys))
 	for _, k := range keys {

@@ -1,10 +1,10 @@
 package gate
 
 // Option is one -c option (or environment variable) gatehouse passes to
-// git, and why. Command-line
-// configuration outranks every config file, and git hands it to the git
-// processes it starts (GIT_CONFIG_PARAMETERS), so a repository's own config
-// cannot undo it.
+// git, and why. Command-line configuration outranks every config file, and
+// git hands it to the git processes it starts (GIT_CONFIG_PARAMETERS), so a
+// repository's own config cannot undo it. docs/gate-rules.md tells the
+// attack behind each family of options and names the test that proves it.
 type Option struct {
 	Key, Value, Reason string
 }
@@ -14,7 +14,7 @@ var everyone = []Option{
 	{"safe.bareRepository", "explicit", "never treat a folder inside the checkout as a bare repository (git is pinned to one repository anyway)"},
 	{"color.ui", "false", "a repository's color.ui=always would put escape codes in front of the diff lines the secret filter reads"},
 	{"core.quotePath", "true", "names with unusual bytes are always quoted the one way the diff parser expects"},
-	{"diff.noprefix", "false", "diff headers always carry a/ and b/, so the secret filter reads the right names (seed Round 10)"},
+	{"diff.noprefix", "false", "diff headers always carry a/ and b/, so the secret filter reads the right names"},
 	{"diff.mnemonicPrefix", "false", "the same: no i/, w/, c/ prefixes instead of a/ and b/"},
 	{"i18n.logOutputEncoding", "UTF-8", "log and show convert their whole formatted output to this encoding (and to i18n.commitEncoding when it is unset): UTF-16 there puts a NUL after every byte of the history parser's ids and separators, and emptied the history"},
 	{"log.follow", "false", "a file's history is the commits that changed that path, as Log says; log.follow=true would turn on --follow and guess renames through the whole history"},
@@ -30,11 +30,11 @@ var closedAll = []Option{
 	{"protocol.http.allow", "always", "HTTP remotes keep working"},
 	{"protocol.ssh.allow", "always", "SSH remotes keep working (with the user's own ssh)"},
 	{"protocol.git.allow", "always", "git:// remotes keep working"},
-	{"protocol.file.allow", "never", "a push into a local repository runs that repository's receive hooks, with the phone's -c options cleared (seed Round 7)"},
+	{"protocol.file.allow", "never", "a push into a local repository runs that repository's receive hooks, with the phone's -c options cleared"},
 	{"protocol.ext.allow", "never", "ext:: runs an arbitrary command as a transport"},
-	{"maintenance.auto", "false", "no auto maintenance after a commit: a gc hook in any config would run (seed Round 9)"},
+	{"maintenance.auto", "false", "no auto maintenance after a commit: a gc hook in any config would run"},
 	{"gc.auto", "0", "the same, for git versions before maintenance"},
-	{"diff.ignoreSubmodules", "all", "a submodule carries its own config, which the gate never reads (seed Round 7)"},
+	{"diff.ignoreSubmodules", "all", "a submodule carries its own config, which the gate never reads"},
 	{"status.submoduleSummary", "false", "the same"},
 	{"submodule.recurse", "false", "the same: no command recurses into a submodule"},
 	{"push.recurseSubmodules", "no", "the same, for pushes"},
@@ -66,7 +66,7 @@ var closedAll = []Option{
 // closedOffline is forced for a closed gate on calls that need no network:
 // no credential program or askpass program runs.
 var closedOffline = []Option{
-	{"credential.helper", "", "an empty helper clears the list: no credential program runs (seed Round 8)"},
+	{"credential.helper", "", "an empty helper clears the list: no credential program runs"},
 	{"core.askPass", "", "no askpass program runs"},
 }
 

@@ -5,9 +5,10 @@ package gate
 // network, names a file to read or write, or points at another repository,
 // and how the closed gate keeps a repository from using it.
 //
-// The seed's lists were written round by round as attacks were found; this
-// table is the floor gone through from the documentation. Every row must be
-// handled one of these ways, which TestEveryProgramKeyIsHandled checks:
+// The forced options and the allowlist were first written one attack at a
+// time (docs/gate-rules.md); this table is the floor gone through from the
+// documentation. Every row must be handled one of these ways, which
+// TestEveryProgramKeyIsHandled checks:
 //
 //   - handledRead: the Read gate refuses the key, so no call (read or
 //     change) runs in a checkout that sets it;
@@ -91,7 +92,7 @@ var programKeys = []programKey{
 	{"remote.*.proxy", handledChange, "", "a proxy for this remote"},
 	{"remote.*.proxyauthmethod", handledChange, "", "the same"},
 	{"remote.pushdefault", handledChange, "", "which remote pushes go to"},
-	{"url.**", handledChange, "", "insteadOf rewrites a remote, to ext:: or another host (seed Round 6)"},
+	{"url.**", handledChange, "", "insteadOf rewrites a remote, to ext:: or another host"},
 	{"protocol.**", handledForced, "GIT_ALLOW_PROTOCOL", "transports; protocol.* and GIT_ALLOW_PROTOCOL are forced"},
 	{"http.**", handledChange, "", "proxies, cookie files (written), certificates and keys"},
 	{"ssh.variant", handledChange, "", "how the ssh program is called"},
@@ -114,7 +115,7 @@ var programKeys = []programKey{
 	{"init.templatedir", handledChange, "", "init and clone copy the folder it names (gatehouse runs neither)"},
 	{"core.sharedrepository", handledChange, "", "file permissions of the repository"},
 	{"color.**", handledFlag, "--no-color", "always-on colour (color.ui, color.diff) puts escape codes into the diff headers the filter reads; --no-color on every diff, log and show"},
-	{"diff.noprefix", handledForced, "diff.noprefix", "moves the names the secret filter reads (seed Round 10)"},
+	{"diff.noprefix", handledForced, "diff.noprefix", "moves the names the secret filter reads"},
 	{"diff.mnemonicprefix", handledForced, "diff.mnemonicPrefix", "the same"},
 	{"diff.srcprefix", handledFlag, "--src-prefix=a/", "the same; --src-prefix=a/"},
 	{"diff.dstprefix", handledFlag, "--dst-prefix=b/", "the same; --dst-prefix=b/"},

@@ -27,8 +27,9 @@ type sub struct {
 	// positional arguments.
 	endOfOptions bool
 	// network: it may reach a remote. It keeps the user's own credential
-	// helper, askpass and SSH agent (seed Rounds 8 and 9); everything else
-	// gets them cleared for a closed gate.
+	// helper, askpass and SSH agent (docs/gate-rules.md, "Programs that
+	// run for the network"); everything else gets them cleared for a
+	// closed gate.
 	network bool
 	// processes is how many processes it may run at once, each under the
 	// same memory bound (0: one): a fetch or push runs its transport helper
@@ -52,7 +53,8 @@ type sub struct {
 // The flags of the diff family, each for the reason beside it. A call site
 // adds only the shape of its own output (-z, --name-only, a format).
 var (
-	// diffFlags: names always carry a/ and b/ (seed Round 10), no colour
+	// diffFlags: names always carry a/ and b/ (docs/gate-rules.md, "The
+	// names the secret filter reads"), no colour
 	// codes in front of the lines the secret filter reads, and no
 	// diff.external or diff.<driver>.command program.
 	diffFlags = []string{"--no-color", "--no-ext-diff", "--src-prefix=a/", "--dst-prefix=b/"}
@@ -64,7 +66,7 @@ var (
 	// file into text; the closed gate shows the bytes instead.
 	noTextconv = []string{"--no-textconv"}
 	// noSubmodules: a submodule carries its own config, which the gate
-	// never reads (seed Round 7).
+	// never reads (docs/gate-rules.md, "Submodules").
 	noSubmodules = []string{"--ignore-submodules=all"}
 )
 
