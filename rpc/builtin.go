@@ -59,10 +59,11 @@ type BatchResult struct {
 }
 
 func registerBuiltins(r *Registry) {
-	must(Register(r, Method{Name: "host.hello", Scope: trust.View, Lane: LaneRead, ReadOnly: true, Params: "{}"},
+	must(Register(r, Method{Name: "host.hello", Scope: trust.View, Lane: LaneRead, ReadOnly: true,
+		Reply: "{protocol, version, methods, limits, features, access, methodAccess, fullAccessSwitch}"},
 		func(ctx context.Context, c *Call, _ struct{}) (any, error) { return c.host.hello(c), nil }))
 	must(Register(r, Method{Name: "batch", Scope: trust.View, Lane: LaneRead, ReadOnly: true,
-		Params: "{calls: [{method, params}]} (read-only methods, at most maxBatch)"},
+		Reply: "[{ok, result?, error?, code?}]", Note: "read-only methods, at most maxBatch"},
 		func(ctx context.Context, c *Call, p batchParams) (any, error) { return c.host.batch(ctx, c, p) }))
 }
 

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 	"text/tabwriter"
 
@@ -79,48 +78,11 @@ func policy() (policyDoc, error) {
 	}
 	var d policyDoc
 	for _, m := range reg.Methods() {
-		d.Methods = append(d.Methods, methodRow{m.Name, m.Scope.String(), m.Lane.String(), m.ReadOnly, m.Once, m.Switch, m.Params})
+		d.Methods = append(d.Methods, methodRow{m.Name, m.Scope.String(), m.Lane.String(), m.ReadOnly, m.Once, m.Switch, m.Description()})
 	}
 	d.Limits = rpc.Limits()
-	d.Gate = forReaders(gate.Policy())
+	d.Gate = gate.Policy()
 	return d, nil
-}
-
-// provenance matches the notes that say where a rule came from ("(seed
-// Round 10)"): they are for the code's readers, who find them in the
-// comments and history, not for the readers of 'gatehouse policy'.
-var provenance = regexp.MustCompile(`\s*\(seed Rounds? [0-9][^()]*\)`)
-
-// forReaders is the gate's tables with the provenance notes taken out of
-// every reason, the one place the policy's text is cleaned for output.
-func forReaders(t gate.PolicyTables) gate.PolicyTables {
-	clean := func(s string) string { return provenance.ReplaceAllString(s, "") }
-	options := func(opts []gate.Option) []gate.Option {
-		out := make([]gate.Option, len(opts))
-		for i, o := range opts {
-			o.Reason = clean(o.Reason)
-			out[i] = o
-		}
-		return out
-	}
-	rules := func(rs []gate.PolicyRule) []gate.PolicyRule {
-		out := make([]gate.PolicyRule, len(rs))
-		for i, r := range rs {
-			r.Reason = clean(r.Reason)
-			out[i] = r
-		}
-		return out
-	}
-	t.Everyone, t.Closed, t.ClosedOffline = options(t.Everyone), options(t.Closed), options(t.ClosedOffline)
-	t.Env, t.ClosedEnv = options(t.Env), options(t.ClosedEnv)
-	t.Allowlist, t.ReadRefusals = rules(t.Allowlist), rules(t.ReadRefusals)
-	keys := make([]gate.PolicyEntry, len(t.ProgramKeys))
-	for i, k := range t.ProgramKeys {
-		k.Reason = clean(k.Reason)
-		keys[i] = k
-	}
-	t.ProgramKeys = keys
-	return t
 }
 
 func printPolicy(w io.Writer, d policyDoc) {

@@ -11,7 +11,7 @@ import (
 )
 
 // A control device may neither read nor stage .env or keys/id_rsa; before
-// issue 12 it could still delete them with git.discard. Below full, discard
+// this rule it could still delete them with git.discard. Below full, discard
 // treats secret files as stage does: named, refused with stage's sentence;
 // with skipFolders ("Discard all"), left out and counted.
 func TestDiscardSecretFilesNeedsFull(t *testing.T) {

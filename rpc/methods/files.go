@@ -14,7 +14,7 @@ import (
 func registerFiles(r *rpc.Registry) error {
 	return errors.Join(
 		rpc.Register(r, rpc.Method{Name: "files.list", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
-			Params: "{target, path?, offset?} -> {entries: [{name, kind, size, secret?}], next, truncated?}"},
+			Reply: "{entries: [{name, kind, size, secret?}], next, truncated?}"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
 				Path   string `json:"path,omitempty"`
@@ -27,7 +27,7 @@ func registerFiles(r *rpc.Registry) error {
 				return t.Root.List(c.Grant, p.Path, p.Offset)
 			}),
 		rpc.Register(r, rpc.Method{Name: "files.read", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
-			Params: "{target, path, offset?} -> {text | binary: true, hash, size, offset, next}"},
+			Reply: "{text | binary: true, hash, size, offset, next}"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
 				Path   string `json:"path"`
@@ -44,11 +44,11 @@ func registerFiles(r *rpc.Registry) error {
 				return fitText(txt), nil
 			}),
 		rpc.Register(r, rpc.Method{Name: "files.image", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
-			Params: "{target, path, variant: thumb|full, offset?} -> {mime, total, offset, data, done}"},
+			Reply: "{mime, total, offset, data, done}"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target  string `json:"target"`
 				Path    string `json:"path"`
-				Variant string `json:"variant"`
+				Variant string `json:"variant" value:"thumb|full"`
 				Offset  int64  `json:"offset,omitempty"`
 			}) (any, error) {
 				t, err := c.Target(p.Target)
@@ -58,7 +58,7 @@ func registerFiles(r *rpc.Registry) error {
 				return t.Root.ReadImage(c.Grant, p.Path, p.Variant, p.Offset)
 			}),
 		rpc.Register(r, rpc.Method{Name: "files.search", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 20 * time.Second,
-			Params: "{target, query, includeIgnored?, offset?} -> {paths, next?, truncated} (names, at least 2 characters, a folder ending in /; sorted, paged; what git ignores is left out unless includeIgnored)"},
+			Reply: "{paths, next?, truncated}", Note: "names, at least 2 characters, a folder ending in /; sorted, paged; what git ignores is left out unless includeIgnored"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target         string `json:"target"`
 				Query          string `json:"query"`
@@ -82,12 +82,12 @@ func registerFiles(r *rpc.Registry) error {
 				return res, nil
 			}),
 		rpc.Register(r, rpc.Method{Name: "files.grep", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 20 * time.Second,
-			Params: "{target, query, matchCase?, wholeWord?, regex?, includeIgnored?, offset?} -> {matches: [{path, line, text}], next?, truncated} (sorted by path and line, paged; what git ignores is left out unless includeIgnored)"},
+			Reply: "{matches: [{path, line, text}], next?, truncated}", Note: "sorted by path and line, paged; what git ignores is left out unless includeIgnored"},
 			func(ctx context.Context, c *rpc.Call, p struct {
-				Target         string `json:"target"`
-				Offset         int    `json:"offset,omitempty"`
-				IncludeIgnored bool   `json:"includeIgnored,omitempty"`
+				Target string `json:"target"`
 				fsguard.GrepQuery
+				IncludeIgnored bool `json:"includeIgnored,omitempty"`
+				Offset         int  `json:"offset,omitempty"`
 			}) (any, error) {
 				if err := checkOffset(p.Offset); err != nil {
 					return nil, err
@@ -106,7 +106,7 @@ func registerFiles(r *rpc.Registry) error {
 				return res, nil
 			}),
 		rpc.Register(r, rpc.Method{Name: "files.write", Scope: trust.Full, Lane: rpc.LaneOrdered, Switch: "edit files", Wait: 20 * time.Second,
-			Params: "{target, path, text, baseHash} -> {hash} (baseHash \"\" creates a new file)"},
+			Reply: "{hash}", Note: `baseHash "" creates a new file`},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target   string `json:"target"`
 				Path     string `json:"path"`

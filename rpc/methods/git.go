@@ -20,15 +20,16 @@ type pageParams struct {
 	Offset int    `json:"offset,omitempty"`
 }
 
+// onceParams are a once-method's that takes only its target.
 type onceParams struct {
 	Target string `json:"target"`
-	SendID string `json:"sendId,omitempty"`
+	rpc.SendID
 }
 
 func registerGit(r *rpc.Registry) error {
 	return errors.Join(
 		rpc.Register(r, rpc.Method{Name: "git.status", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
-			Params: "{target, offset?} -> {branch, upstream, ahead, behind, files: [{path, origPath?, index, worktree, submodule?, secret?}], next?, truncated?} (files in git's order, paged)"},
+			Reply: "{branch, upstream, ahead, behind, files: [{path, origPath?, index, worktree, submodule?, secret?}], next?, truncated?}", Note: "files in git's order, paged"},
 			func(ctx context.Context, c *rpc.Call, p pageParams) (any, error) {
 				if err := checkOffset(p.Offset); err != nil {
 					return nil, err
@@ -47,7 +48,7 @@ func registerGit(r *rpc.Registry) error {
 				return st, nil
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.changes", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
-			Params: "{target, offset?} -> {branch, ahead, behind, files: [{path, status, staged}], next?, truncated?} (files in git's order, paged)"},
+			Reply: "{branch, ahead, behind, files: [{path, status, staged}], next?, truncated?}", Note: "files in git's order, paged"},
 			func(ctx context.Context, c *rpc.Call, p pageParams) (any, error) {
 				if err := checkOffset(p.Offset); err != nil {
 					return nil, err
@@ -66,7 +67,7 @@ func registerGit(r *rpc.Registry) error {
 				return ch, nil
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.branches", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
-			Params: "{target, offset?} -> {current, local, remote, next?, truncated?} (local then remote in git's order, paged; offset counts both)"},
+			Reply: "{current, local, remote, next?, truncated?}", Note: "local then remote in git's order, paged; offset counts both"},
 			func(ctx context.Context, c *rpc.Call, p pageParams) (any, error) {
 				if err := checkOffset(p.Offset); err != nil {
 					return nil, err
@@ -82,7 +83,7 @@ func registerGit(r *rpc.Registry) error {
 				return pageBranches(b, p.Offset), nil
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.log", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
-			Params: "{target, limit?, before?, path?} -> {commits: [{oid, subject, author, date}], next} (path: only commits that changed it)"},
+			Reply: "{commits: [{oid, subject, author, date}], next}", Note: "path: only commits that changed it"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
 				Limit  int    `json:"limit,omitempty"`
@@ -96,7 +97,8 @@ func registerGit(r *rpc.Registry) error {
 				return repo.Log(ctx, c.Trust, gate.LogOptions{Limit: p.Limit, Before: p.Before, Path: p.Path})
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.diff", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 20 * time.Second,
-			Params: "{target, path?, staged?} -> {diff, truncated, hiddenSecrets?, hiddenFiltered?, hash?} (hash: of a one-path diff, for git.stageHunks; hiddenFiltered: changes to files that go through a Git filter, such as LFS, which a phone's git does not run)"},
+			Reply: "{diff, truncated, hiddenSecrets?, hiddenFiltered?, hash?}",
+			Note:  "hash: of a one-path diff, for git.stageHunks; hiddenFiltered: changes to files that go through a Git filter, such as LFS, which a phone's git does not run"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
 				Path   string `json:"path,omitempty"`
@@ -109,7 +111,7 @@ func registerGit(r *rpc.Registry) error {
 				return repo.Diff(ctx, c.Trust, c.Grant, gate.DiffOptions{Path: p.Path, Staged: p.Staged})
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.show", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 20 * time.Second,
-			Params: "{target, oid, path?} -> {commit, message, parents, combined?, diff, truncated, hiddenSecrets?}"},
+			Reply: "{commit, message, parents, combined?, diff, truncated, hiddenSecrets?}"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
 				OID    string `json:"oid"`
@@ -122,7 +124,7 @@ func registerGit(r *rpc.Registry) error {
 				return repo.Show(ctx, c.Trust, c.Grant, p.OID, p.Path)
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.stage", Scope: trust.Control, Lane: rpc.LaneOrdered, Wait: 20 * time.Second,
-			Params: "{target, paths | all, unstage?} -> {count, skipped?}"},
+			Reply: "{count, skipped?}", Note: "exactly one of paths and all"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target  string   `json:"target"`
 				Paths   []string `json:"paths,omitempty"`
@@ -139,11 +141,11 @@ func registerGit(r *rpc.Registry) error {
 				return repo.Stage(ctx, c.Trust, c.Grant, gate.StageOptions{Paths: p.Paths, All: p.All, Unstage: p.Unstage})
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.stageHunks", Scope: trust.Control, Lane: rpc.LaneOrdered, Wait: 20 * time.Second,
-			Params: "{target, path, hunks: [index], diffHash, staged?} -> {count} (hunks: 0-based positions in git.diff {path, staged?}, 1 to 1000; diffHash: its hash)"},
+			Reply: "{count}", Note: "hunks: 0-based positions in git.diff {path, staged?}, 1 to 1000; diffHash: its hash"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target   string `json:"target"`
 				Path     string `json:"path"`
-				Hunks    []int  `json:"hunks"`
+				Hunks    []int  `json:"hunks" value:"[index]"`
 				DiffHash string `json:"diffHash"`
 				Staged   bool   `json:"staged,omitempty"`
 			}) (any, error) {
@@ -154,7 +156,7 @@ func registerGit(r *rpc.Registry) error {
 				return repo.StageHunks(ctx, c.Trust, c.Grant, gate.HunksOptions{Path: p.Path, Hunks: p.Hunks, Hash: p.DiffHash, Staged: p.Staged})
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.discard", Scope: trust.Control, Lane: rpc.LaneOrdered, Wait: 20 * time.Second,
-			Params: "{target, paths, skipFolders?} -> {count, skipped?} (1 to 500 files)"},
+			Reply: "{count, skipped?}", Note: "1 to 500 files"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target      string   `json:"target"`
 				Paths       []string `json:"paths"`
@@ -166,13 +168,13 @@ func registerGit(r *rpc.Registry) error {
 				}
 				return repo.Discard(ctx, c.Trust, gate.DiscardOptions{Paths: p.Paths, SkipFolders: p.SkipFolders, Grant: c.Grant})
 			}),
-		rpc.Register(r, rpc.Method{Name: "git.commit", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 90 * time.Second,
-			Params: "{target, message, push?, sendId?} -> {oid, pushed?}"},
+		rpc.Register(r, rpc.Method{Name: "git.commit", Scope: trust.Full, Lane: rpc.LaneBackground, Wait: 90 * time.Second,
+			Reply: "{oid, pushed?}"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target  string `json:"target"`
 				Message string `json:"message"`
 				Push    bool   `json:"push,omitempty"`
-				SendID  string `json:"sendId,omitempty"`
+				rpc.SendID
 			}) (any, error) {
 				_, repo, err := repoOf(c, p.Target)
 				if err != nil {
@@ -180,8 +182,8 @@ func registerGit(r *rpc.Registry) error {
 				}
 				return repo.Commit(ctx, c.Trust, p.Message, p.Push)
 			}),
-		rpc.Register(r, rpc.Method{Name: "git.push", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 90 * time.Second,
-			Params: "{target, sendId?} -> {}"},
+		rpc.Register(r, rpc.Method{Name: "git.push", Scope: trust.Full, Lane: rpc.LaneBackground, Wait: 90 * time.Second,
+			Reply: "{}"},
 			func(ctx context.Context, c *rpc.Call, p onceParams) (any, error) {
 				_, repo, err := repoOf(c, p.Target)
 				if err != nil {
@@ -189,8 +191,8 @@ func registerGit(r *rpc.Registry) error {
 				}
 				return struct{}{}, repo.Push(ctx, c.Trust)
 			}),
-		rpc.Register(r, rpc.Method{Name: "git.fetch", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 90 * time.Second,
-			Params: "{target, sendId?} -> {updated: [refs]}"},
+		rpc.Register(r, rpc.Method{Name: "git.fetch", Scope: trust.Full, Lane: rpc.LaneBackground, Wait: 90 * time.Second,
+			Reply: "{updated: [refs]}"},
 			func(ctx context.Context, c *rpc.Call, p onceParams) (any, error) {
 				_, repo, err := repoOf(c, p.Target)
 				if err != nil {
@@ -198,8 +200,8 @@ func registerGit(r *rpc.Registry) error {
 				}
 				return repo.Fetch(ctx, c.Trust)
 			}),
-		rpc.Register(r, rpc.Method{Name: "git.pull", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 90 * time.Second,
-			Params: "{target, sendId?} -> {oid, fastForward: true} (fast-forward only)"},
+		rpc.Register(r, rpc.Method{Name: "git.pull", Scope: trust.Full, Lane: rpc.LaneBackground, Wait: 90 * time.Second,
+			Reply: "{oid, fastForward: true}", Note: "fast-forward only"},
 			func(ctx context.Context, c *rpc.Call, p onceParams) (any, error) {
 				_, repo, err := repoOf(c, p.Target)
 				if err != nil {
@@ -208,7 +210,7 @@ func registerGit(r *rpc.Registry) error {
 				return repo.Pull(ctx, c.Trust)
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.switchBranch", Scope: trust.Full, Lane: rpc.LaneOrdered, Wait: 20 * time.Second,
-			Params: "{target, branch} -> {}"},
+			Reply: "{}"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
 				Branch string `json:"branch"`

@@ -31,7 +31,7 @@ const maxIcon = 64 << 10
 
 func registerProjects(r *rpc.Registry) error {
 	list := rpc.Register(r, rpc.Method{Name: "projects.list", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
-		Params: "{} -> {projects: [{id, name, kind, repo, branch, git, parent?}]}"},
+		Reply: "{projects: [{id, name, kind, repo, branch, git, parent?}]}"},
 		func(ctx context.Context, c *rpc.Call, _ struct{}) (any, error) {
 			out := []Project{}
 			for _, t := range c.Host().Targets().All() {
@@ -47,7 +47,7 @@ func registerProjects(r *rpc.Registry) error {
 			return map[string]any{"projects": out}, nil
 		})
 	icons := rpc.Register(r, rpc.Method{Name: "projects.icons", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
-		Params: "{ids} -> {icons: {id: dataURL|null}}; fixed candidates inside the project, no links, at most 64 KiB each"},
+		Reply: "{icons: {id: dataURL|null}}", Note: "fixed candidates inside the project, no links, at most 64 KiB each"},
 		func(ctx context.Context, c *rpc.Call, p struct {
 			IDs []string `json:"ids"`
 		}) (any, error) {

@@ -16,7 +16,7 @@ type Watched struct {
 
 func registerSubscribe(r *rpc.Registry) error {
 	return rpc.Register(r, rpc.Method{Name: "subscribe", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
-		Params: "{targets} -> {targets: [{target, head, dirty}]}; checkout.changed {target} events for 10 minutes"},
+		Reply: "{targets: [{target, head, dirty}]}", Note: "checkout.changed {target} events for 10 minutes"},
 		func(ctx context.Context, c *rpc.Call, p struct {
 			Targets []string `json:"targets"`
 		}) (any, error) {

@@ -30,7 +30,7 @@ func worktreeAndMain(c *rpc.Call, target string) (*rpc.Target, *gate.Repo, *gate
 func registerWorktrees(r *rpc.Registry) error {
 	return errors.Join(
 		rpc.Register(r, rpc.Method{Name: "worktree.status", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
-			Params: "{target} -> {branch, ahead, behind, clean} (against its main checkout)"},
+			Reply: "{branch, ahead, behind, clean}", Note: "against its main checkout"},
 			func(ctx context.Context, c *rpc.Call, p targetParams) (any, error) {
 				_, repo, main, err := worktreeAndMain(c, p.Target)
 				if err != nil {
@@ -38,12 +38,12 @@ func registerWorktrees(r *rpc.Registry) error {
 				}
 				return repo.WorktreeStatus(ctx, c.Trust, main)
 			}),
-		rpc.Register(r, rpc.Method{Name: "worktree.create", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 60 * time.Second,
-			Params: "{target, branch?, sendId?} -> {target, branch}"},
+		rpc.Register(r, rpc.Method{Name: "worktree.create", Scope: trust.Full, Lane: rpc.LaneBackground, Wait: 60 * time.Second,
+			Reply: "{target, branch}"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
 				Branch string `json:"branch,omitempty"`
-				SendID string `json:"sendId,omitempty"`
+				rpc.SendID
 			}) (any, error) {
 				t, repo, err := repoOf(c, p.Target)
 				if err != nil {
@@ -59,8 +59,8 @@ func registerWorktrees(r *rpc.Registry) error {
 				}
 				return map[string]string{"target": nt.ID, "branch": wt.Branch}, nil
 			}),
-		rpc.Register(r, rpc.Method{Name: "worktree.merge", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 60 * time.Second,
-			Params: "{target, sendId?} -> {} (fast-forward, or a merge commit when nothing conflicts)"},
+		rpc.Register(r, rpc.Method{Name: "worktree.merge", Scope: trust.Full, Lane: rpc.LaneBackground, Wait: 60 * time.Second,
+			Reply: "{}", Note: "fast-forward, or a merge commit when nothing conflicts"},
 			func(ctx context.Context, c *rpc.Call, p onceParams) (any, error) {
 				_, repo, main, err := worktreeAndMain(c, p.Target)
 				if err != nil {
@@ -68,12 +68,12 @@ func registerWorktrees(r *rpc.Registry) error {
 				}
 				return struct{}{}, repo.MergeWorktree(ctx, c.Trust, main)
 			}),
-		rpc.Register(r, rpc.Method{Name: "worktree.remove", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 60 * time.Second,
-			Params: "{target, deleteBranch?, sendId?} -> {} (deleteBranch: refused before anything is removed when the branch has commits that are not merged; a retry finishes a removal cut short)"},
+		rpc.Register(r, rpc.Method{Name: "worktree.remove", Scope: trust.Full, Lane: rpc.LaneBackground, Wait: 60 * time.Second,
+			Reply: "{}", Note: "deleteBranch: refused before anything is removed when the branch has commits that are not merged; a retry finishes a removal cut short"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target       string `json:"target"`
 				DeleteBranch bool   `json:"deleteBranch,omitempty"`
-				SendID       string `json:"sendId,omitempty"`
+				rpc.SendID
 			}) (any, error) {
 				t, repo, main, err := worktreeAndMain(c, p.Target)
 				if err != nil {

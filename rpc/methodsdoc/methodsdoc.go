@@ -46,7 +46,10 @@ func Write(w io.Writer) error {
 }
 
 func writeMethod(w io.Writer, m *rpc.Method) {
-	params, reply, note := splitParams(m.Params)
+	params, reply, note := m.Params, m.Reply, m.Note
+	if reply == "" && note == "" {
+		params, reply, note = splitParams(m.Params) // a Params still written by hand (rpc.legacyForms)
+	}
 	fmt.Fprintf(w, "\n## %s\n\n", m.Name)
 	fmt.Fprintf(w, "- Parameters: `%s`", params)
 	if m.TakesTarget() {
