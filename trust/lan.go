@@ -88,6 +88,28 @@ func (s *Store) SaveLAN(st LANState) error {
 	return update(s, lanFile, &s.lan, func(LANState) (LANState, error) { return st, nil })
 }
 
+// UpdateLAN changes the kept LAN state by change, applied to a fresh read
+// made under the folder's lock, so two gatehouse commands at once (a revoke
+// beside a grant, while no serve runs) each change the other's result and
+// never write back an older copy: with a read before the lock, a revoke
+// reported done came back in 1 run of 8 beside a grant. When change fails
+// nothing is written. An unreadable file is moved aside first, as SaveLAN
+// does.
+func (s *Store) UpdateLAN(change func(*LANState) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	load(s.path(lanFile), &s.lan)
+	if s.lan.problem != nil {
+		if err := os.Rename(s.path(lanFile), s.path(lanFile+damagedSuffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return update(s, lanFile, &s.lan, func(cur LANState) (LANState, error) {
+		err := change(&cur)
+		return cur, err
+	})
+}
+
 // callPairingsLock serializes gatehouse call's own LAN pairings file
 // between processes: each call opens a session and saves the ticket it
 // gave, and two calls at once must not write back each other's older one.

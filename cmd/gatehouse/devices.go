@@ -474,14 +474,15 @@ func lanFingerprint(store *trust.Store, id string) (fp string, known bool) {
 // updateKept changes LAN device id in the pairings kept for the next serve,
 // while none runs.
 func updateKept(store *trust.Store, id string, change func(*trust.LANDevice)) error {
-	st := store.LAN()
-	for i := range st.Devices {
-		if st.Devices[i].ID == id {
-			change(&st.Devices[i])
-			return store.SaveLAN(st)
+	return store.UpdateLAN(func(st *trust.LANState) error {
+		for i := range st.Devices {
+			if st.Devices[i].ID == id {
+				change(&st.Devices[i])
+				return nil
+			}
 		}
-	}
-	return fmt.Errorf("no kept pairing %q", id)
+		return fmt.Errorf("no kept pairing %q", id)
+	})
 }
 
 // renameKept names a kept LAN pairing while no serve runs. done is false
@@ -604,19 +605,23 @@ func runDevicesRevoke(e *env, args []string) int {
 
 // forgotKept removes a LAN pairing kept for the next serve, while none runs.
 func forgotKept(store *trust.Store, id string) bool {
-	st := store.LAN()
-	kept := st.Devices[:0]
-	for _, d := range st.Devices {
-		if d.ID != id {
-			kept = append(kept, d)
+	err := store.UpdateLAN(func(st *trust.LANState) error {
+		kept := st.Devices[:0]
+		for _, d := range st.Devices {
+			if d.ID != id {
+				kept = append(kept, d)
+			}
 		}
-	}
-	if len(kept) == len(st.Devices) {
-		return false
-	}
-	st.Devices = kept
-	return store.SaveLAN(st) == nil
+		if len(kept) == len(st.Devices) {
+			return errNoKept
+		}
+		st.Devices = kept
+		return nil
+	})
+	return err == nil
 }
+
+var errNoKept = errors.New("no such kept pairing")
 
 func runDevicesName(e *env, args []string) int {
 	c := named("devices name")
