@@ -71,8 +71,7 @@ type Method struct {
 	// names in encoding/json's order, "?" after one that may be left out
 	// (omitempty, or a pointer), "name: a|b" for a field tagged
 	// value:"a|b", a list of objects as "name: [{...}]". For git.commit:
-	// "{target, message, push?, sendId?}". A declaration leaves it unset
-	// (but see legacyForms).
+	// "{target, message, push?, sendId?}". A declaration leaves it unset.
 	Params string
 
 	takesTarget bool
@@ -163,14 +162,13 @@ func Register[P any](r *Registry, m Method, h func(ctx context.Context, c *Call,
 	return nil
 }
 
-// legacyForms accepts, for now, the form every method was declared in
-// before Register derived Once and Params: Once set by hand beside a plain
-// sendId field (checked to agree), a plain sendId field on a method that is
-// not once (never filled: the dispatcher refuses such a request), and a
-// Params written by hand with its reply. It goes when its last users are
-// converted: rpc/methods/github.go and clone.go, and the test methods of
-// rpc/host_test.go. legacyFormsOffForTest shows what Register refuses
-// once it goes.
+// legacyForms accepts, for now, the form every once-method was declared in
+// before Register derived Once: Once set by hand beside a plain sendId field
+// (checked to agree), and a plain sendId field on a method that is not once
+// (never filled: the dispatcher refuses such a request). Every method
+// gatehouse serves is converted (rpc/methods/table_test.go); the last users
+// are the test methods of rpc/host_test.go, and it goes with them.
+// legacyFormsOffForTest shows what Register refuses once it goes.
 var legacyFormsOffForTest atomic.Bool
 
 func legacyForms() bool { return !legacyFormsOffForTest.Load() }
@@ -210,13 +208,10 @@ func (m *Method) derive(t reflect.Type) error {
 		return errors.New(`a "sendId" parameter that is not rpc.SendID: embed rpc.SendID to make the method once (Once is derived from it)`)
 	}
 	m.Once = once || m.Once
-	derived := describeFields(fields)
-	switch {
-	case m.Params != "" && (m.Reply != "" || m.Note != "" || !legacyForms()):
+	if m.Params != "" {
 		return errors.New("its parameters are described from their type: declare only Reply and Note, not Params")
-	case m.Params == "":
-		m.Params = derived
 	}
+	m.Params = describeFields(fields)
 	m.params = t
 	return nil
 }

@@ -38,7 +38,7 @@ func TestOnceComesFromSendID(t *testing.T) {
 		Target string `json:"target"`
 		SendID string `json:"sendId,omitempty"`
 	}
-	// Without the rule (the transitional form still accepted): a plain
+	// Without the rule (the transitional form, still accepted): a plain
 	// sendId field on a method not declared Once is accepted, and a call
 	// under a sendId is refused.
 	reg := NewRegistry()
@@ -138,9 +138,9 @@ func TestRegisterRefusesParamsReadTwoWays(t *testing.T) {
 		func(context.Context, *Call, map[string]string) (any, error) { return nil, nil }); err == nil || !strings.Contains(err.Error(), "not a struct") {
 		t.Errorf("parameters that are a map (no unknown field refused): %v", err)
 	}
-	if err := Register(NewRegistry(), Method{Name: "test.hand", Scope: trust.View, Lane: LaneRead, ReadOnly: true, Params: "{x}", Reply: "{}"},
+	if err := Register(NewRegistry(), Method{Name: "test.hand", Scope: trust.View, Lane: LaneRead, ReadOnly: true, Params: "{x}"},
 		func(context.Context, *Call, struct{}) (any, error) { return nil, nil }); err == nil || !strings.Contains(err.Error(), "not Params") {
-		t.Errorf("Params written by hand beside a Reply: %v", err)
+		t.Errorf("Params written by hand: %v", err)
 	}
 	if err := Register(NewRegistry(), Method{Name: "test.ptr", Scope: trust.View, Lane: LaneRead, ReadOnly: true},
 		func(context.Context, *Call, struct{ *describedHidden }) (any, error) { return nil, nil }); err == nil || !strings.Contains(err.Error(), "pointer") {

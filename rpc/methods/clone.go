@@ -119,11 +119,11 @@ func (cs *clones) finish(j *cloneJob, target, name string, err error) {
 func registerClone(r *rpc.Registry) error {
 	cs := &clones{}
 	return errors.Join(
-		rpc.Register(r, rpc.Method{Name: "projects.clone", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Switch: "clone repositories", Wait: 30 * time.Second,
-			Params: "{repo: owner/name, sendId?} -> {id, repo, state} (clones in the background into the clones folder, then serves it; projects.cloneStatus tells how it went; a name ending in .worktrees is refused: that folder holds a checkout's worktrees)"},
+		rpc.Register(r, rpc.Method{Name: "projects.clone", Scope: trust.Full, Lane: rpc.LaneBackground, Switch: "clone repositories", Wait: 30 * time.Second,
+			Reply: "{id, repo, state}", Note: "clones in the background into the clones folder, then serves it; projects.cloneStatus tells how it went; a name ending in .worktrees is refused: that folder holds a checkout's worktrees"},
 			func(ctx context.Context, c *rpc.Call, p struct {
-				Repo   string `json:"repo"`
-				SendID string `json:"sendId,omitempty"`
+				Repo string `json:"repo" value:"owner/name"`
+				rpc.SendID
 			}) (any, error) {
 				repo, err := github.ParseRepoName(p.Repo)
 				if err != nil {
@@ -163,14 +163,14 @@ func registerClone(r *rpc.Registry) error {
 				return cloneJob{ID: j.ID, Repo: j.Repo, State: "running"}, nil
 			}),
 		rpc.Register(r, rpc.Method{Name: "projects.cloneStatus", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
-			Params: "{id} -> {id, repo, state: running|done|failed, target?, name?, error?} (only the device that started the clone sees it)"},
+			Reply: "{id, repo, state: running|done|failed, target?, name?, error?}", Note: "only the device that started the clone sees it"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				ID string `json:"id"`
 			}) (any, error) {
 				return cs.status(c.Device.ID, p.ID)
 			}),
 		rpc.Register(r, rpc.Method{Name: "projects.recentRepos", Scope: trust.Full, Lane: rpc.LaneRead, ReadOnly: true,
-			Params: "{} -> {repos: [{repo, target, name}]} (repositories cloned here, newest first)"},
+			Reply: "{repos: [{repo, target, name}]}", Note: "repositories cloned here, newest first"},
 			func(ctx context.Context, c *rpc.Call, _ struct{}) (any, error) {
 				type recent struct {
 					Repo   string `json:"repo"`

@@ -16,19 +16,12 @@ import (
 // the slow-read lane (each is a round trip to GitHub); changes are
 // once-methods in the background lane.
 func registerGitHub(r *rpc.Registry) error {
-	type listParams struct {
-		Target string `json:"target"`
-		State  string `json:"state,omitempty"`
-		Offset int    `json:"offset,omitempty"`
-	}
-	list := func(kind string) func(context.Context, *rpc.Call, listParams) (any, error) {
-		return func(ctx context.Context, c *rpc.Call, p listParams) (any, error) {
-			_, repo, err := repoOf(c, p.Target)
-			if err != nil {
-				return nil, err
-			}
-			return github.ListOf(ctx, repo, c.Trust, kind, p.State, p.Offset)
+	list := func(ctx context.Context, c *rpc.Call, kind, target, state string, offset int) (any, error) {
+		_, repo, err := repoOf(c, target)
+		if err != nil {
+			return nil, err
 		}
+		return github.ListOf(ctx, repo, c.Trust, kind, state, offset)
 	}
 	type numberParams struct {
 		Target string `json:"target"`
@@ -36,35 +29,43 @@ func registerGitHub(r *rpc.Registry) error {
 	}
 	return errors.Join(
 		rpc.Register(r, rpc.Method{Name: "github.repos", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 60 * time.Second,
-			Params: "{offset?} -> {items: [{nameWithOwner, description, isPrivate, updatedAt, url}], next?} (the signed-in account's, for a clone; pages of 30)"},
+			Reply: "{items: [{nameWithOwner, description, isPrivate, updatedAt, url}], next?}", Note: "the signed-in account's, for a clone; pages of 30"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Offset int `json:"offset,omitempty"`
 			}) (any, error) {
 				return github.Repos(ctx, c.Host().Targets().GH(), p.Offset)
 			}),
 		rpc.Register(r, rpc.Method{Name: "github.issues", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 60 * time.Second,
-			Params: "{target, state?: open|closed|all, offset?} -> {repo, items: [{number, title, state, author, updatedAt, labels}], next?} (pages of 30)"},
-			list("issues")),
+			Reply: "{repo, items: [{number, title, state, author, updatedAt, labels}], next?}", Note: "pages of 30"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Target string `json:"target"`
+				State  string `json:"state,omitempty" value:"open|closed|all"`
+				Offset int    `json:"offset,omitempty"`
+			}) (any, error) {
+				return list(ctx, c, "issues", p.Target, p.State, p.Offset)
+			}),
 		rpc.Register(r, rpc.Method{Name: "github.pulls", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 60 * time.Second,
-			Params: "{target, state?: open|closed|merged|all, offset?} -> {repo, items: [{number, title, state, author, headRefName, baseRefName, isDraft, updatedAt, reviewDecision}], next?} (pages of 30)"},
-			list("pulls")),
+			Reply: "{repo, items: [{number, title, state, author, headRefName, baseRefName, isDraft, updatedAt, reviewDecision}], next?}", Note: "pages of 30"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Target string `json:"target"`
+				State  string `json:"state,omitempty" value:"open|closed|merged|all"`
+				Offset int    `json:"offset,omitempty"`
+			}) (any, error) {
+				return list(ctx, c, "pulls", p.Target, p.State, p.Offset)
+			}),
 		rpc.Register(r, rpc.Method{Name: "github.runs", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 60 * time.Second,
-			Params: "{target, offset?} -> {repo, items: [{databaseId, displayTitle, status, conclusion, workflowName, headBranch, event, createdAt}], next?} (CI runs, pages of 30)"},
+			Reply: "{repo, items: [{databaseId, displayTitle, status, conclusion, workflowName, headBranch, event, createdAt}], next?}", Note: "CI runs, pages of 30"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
 				Offset int    `json:"offset,omitempty"`
 			}) (any, error) {
-				_, repo, err := repoOf(c, p.Target)
-				if err != nil {
-					return nil, err
-				}
-				return github.ListOf(ctx, repo, c.Trust, "runs", "", p.Offset)
+				return list(ctx, c, "runs", p.Target, "", p.Offset)
 			}),
 		rpc.Register(r, rpc.Method{Name: "github.item", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 60 * time.Second,
-			Params: "{target, kind: issue|pull|run, number} -> gh's view: an issue with comments, a pull request with statusCheckRollup and reviews, a run with jobs"},
+			Reply: "gh's view", Note: "an issue with comments, a pull request with statusCheckRollup and reviews, a run with jobs"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
-				Kind   string `json:"kind"`
+				Kind   string `json:"kind" value:"issue|pull|run"`
 				Number int64  `json:"number"`
 			}) (any, error) {
 				_, repo, err := repoOf(c, p.Target)
@@ -74,7 +75,7 @@ func registerGitHub(r *rpc.Registry) error {
 				return github.Item(ctx, repo, c.Trust, p.Kind, p.Number)
 			}),
 		rpc.Register(r, rpc.Method{Name: "github.search", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 60 * time.Second,
-			Params: "{target, query, offset?} -> {repo, items: [{number, title, state, author, isPullRequest, updatedAt, url}], next?} (issues and pull requests of the project's repository only)"},
+			Reply: "{repo, items: [{number, title, state, author, isPullRequest, updatedAt, url}], next?}", Note: "issues and pull requests of the project's repository only"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
 				Query  string `json:"query"`
@@ -86,13 +87,13 @@ func registerGitHub(r *rpc.Registry) error {
 				}
 				return github.Search(ctx, repo, c.Trust, p.Query, p.Offset)
 			}),
-		rpc.Register(r, rpc.Method{Name: "github.comment", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 60 * time.Second,
-			Params: "{target, number, body, sendId?} -> {url}"},
+		rpc.Register(r, rpc.Method{Name: "github.comment", Scope: trust.Full, Lane: rpc.LaneBackground, Wait: 60 * time.Second,
+			Reply: "{url}"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
 				Number int64  `json:"number"`
 				Body   string `json:"body"`
-				SendID string `json:"sendId,omitempty"`
+				rpc.SendID
 			}) (any, error) {
 				_, repo, err := repoOf(c, p.Target)
 				if err != nil {
@@ -101,7 +102,7 @@ func registerGitHub(r *rpc.Registry) error {
 				return github.Comment(ctx, repo, c.Trust, p.Number, p.Body)
 			}),
 		rpc.Register(r, rpc.Method{Name: "pull.diff", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 60 * time.Second,
-			Params: "{target, number} -> {diff, truncated, hiddenSecrets?} (secret files' sections dropped, as in git.diff)"},
+			Reply: "{diff, truncated, hiddenSecrets?}", Note: "secret files' sections dropped, as in git.diff"},
 			func(ctx context.Context, c *rpc.Call, p numberParams) (any, error) {
 				_, repo, err := repoOf(c, p.Target)
 				if err != nil {
@@ -109,14 +110,14 @@ func registerGitHub(r *rpc.Registry) error {
 				}
 				return github.PullDiff(ctx, repo, c.Trust, c.Grant, p.Number)
 			}),
-		rpc.Register(r, rpc.Method{Name: "pull.review", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 60 * time.Second,
-			Params: "{target, number, event: approve|request-changes|comment, body?, sendId?} -> {url?}"},
+		rpc.Register(r, rpc.Method{Name: "pull.review", Scope: trust.Full, Lane: rpc.LaneBackground, Wait: 60 * time.Second,
+			Reply: "{url?}"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
 				Number int64  `json:"number"`
-				Event  string `json:"event"`
+				Event  string `json:"event" value:"approve|request-changes|comment"`
 				Body   string `json:"body,omitempty"`
-				SendID string `json:"sendId,omitempty"`
+				rpc.SendID
 			}) (any, error) {
 				_, repo, err := repoOf(c, p.Target)
 				if err != nil {
@@ -124,12 +125,12 @@ func registerGitHub(r *rpc.Registry) error {
 				}
 				return github.PullReview(ctx, repo, c.Trust, p.Number, p.Event, p.Body)
 			}),
-		rpc.Register(r, rpc.Method{Name: "pull.merge", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 2 * time.Minute,
-			Params: "{target, number, sendId?} -> {url?} (the first method the repository allows: merge commit, squash, rebase; refused when the checkout's config would run a program)"},
+		rpc.Register(r, rpc.Method{Name: "pull.merge", Scope: trust.Full, Lane: rpc.LaneBackground, Wait: 2 * time.Minute,
+			Reply: "{url?}", Note: "the first method the repository allows: merge commit, squash, rebase; refused when the checkout's config would run a program"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
 				Number int64  `json:"number"`
-				SendID string `json:"sendId,omitempty"`
+				rpc.SendID
 			}) (any, error) {
 				_, repo, err := repoOf(c, p.Target)
 				if err != nil {
@@ -137,14 +138,14 @@ func registerGitHub(r *rpc.Registry) error {
 				}
 				return github.PullMerge(ctx, repo, c.Trust, p.Number)
 			}),
-		rpc.Register(r, rpc.Method{Name: "pull.create", Scope: trust.Full, Lane: rpc.LaneBackground, Once: true, Wait: 3 * time.Minute,
-			Params: "{target, title, body?, base?, sendId?} -> {url} (pushes the current branch first; base: the base repository's default branch when left out)"},
+		rpc.Register(r, rpc.Method{Name: "pull.create", Scope: trust.Full, Lane: rpc.LaneBackground, Wait: 3 * time.Minute,
+			Reply: "{url}", Note: "pushes the current branch first; base: the base repository's default branch when left out"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
 				Title  string `json:"title"`
 				Body   string `json:"body,omitempty"`
 				Base   string `json:"base,omitempty"`
-				SendID string `json:"sendId,omitempty"`
+				rpc.SendID
 			}) (any, error) {
 				_, repo, err := repoOf(c, p.Target)
 				if err != nil {

@@ -38,10 +38,6 @@ func TestMethodTable(t *testing.T) {
 		}
 		has := func(n string) bool { return strings.Contains(" "+strings.Join(names, " ")+" ", " "+n+" ") }
 		read := m.Lane == rpc.LaneRead || m.Lane == rpc.LaneSlowRead
-		// handWritten: a row still in the form before Register derived
-		// Params and Once (rpc/registry.go legacyForms): its sendId is
-		// paired by hand, its Params written with its reply.
-		handWritten := strings.Contains(m.Params, " -> ")
 		embedsSendID := false
 		if f, ok := m.ParamsType().FieldByName("SendID"); ok && f.Anonymous && f.Type == reflect.TypeFor[rpc.SendID]() {
 			embedsSendID = true
@@ -54,7 +50,7 @@ func TestMethodTable(t *testing.T) {
 			{m.ReadOnly == read, "read-only methods, and only they, run in a read lane"},
 			{m.ReadOnly || m.Lane == rpc.LaneOrdered || m.Lane == rpc.LaneBackground,
 				"a change waits in the ordered or the background lane, never beside the reads"},
-			{(m.Once == embedsSendID || handWritten) && m.Once == has("sendId"), "it is once exactly when its parameters embed rpc.SendID, the one sendId"},
+			{m.Once == embedsSendID && m.Once == has("sendId"), "it is once exactly when its parameters embed rpc.SendID, the one sendId"},
 			{!m.Once || !m.ReadOnly, "a once-method is a change: a read has nothing to dedupe"},
 			{m.Once == (m.Lane == rpc.LaneBackground),
 				"the background lane's changes, and only they, are once: they are long, their device waits a minute or more and sends them again after a lost reply, and without a sendId the repeat would run again (a second push, comment or merge)"},
@@ -65,8 +61,8 @@ func TestMethodTable(t *testing.T) {
 			{m.Switch == "" || (strings.ToLower(m.Switch[:1]) == m.Switch[:1] && !strings.HasSuffix(m.Switch, ".")),
 				"its switch is the end of a sentence: \"Turn on Full access ... to <switch>.\""},
 			{m.Lane != rpc.LaneOrdered || (m.Wait >= orderedReply), "a device waits for an ordered change at least until the lane would answer NOT_RUN"},
-			{m.Params == describe(m.ParamsType()) || handWritten, "its parameters as described are the parameters encoding/json decodes"},
-			{m.Reply != "" || handWritten, "it says what it answers"},
+			{m.Params == describe(m.ParamsType()), "its parameters as described are the parameters encoding/json decodes"},
+			{m.Reply != "", "it says what it answers"},
 		} {
 			if !c.holds {
 				t.Errorf("%s breaks the rule: %s (scope %s, lane %s, once %v, switch %q, wait %s, params %s, decoded %v)",

@@ -46,24 +46,15 @@ func Write(w io.Writer) error {
 }
 
 func writeMethod(w io.Writer, m *rpc.Method) {
-	params, reply, note := m.Params, m.Reply, m.Note
-	if reply == "" && note == "" {
-		params, reply, note = splitParams(m.Params) // a Params still written by hand (rpc.legacyForms)
-	}
 	fmt.Fprintf(w, "\n## %s\n\n", m.Name)
-	fmt.Fprintf(w, "- Parameters: `%s`", params)
+	fmt.Fprintf(w, "- Parameters: `%s`", m.Params)
 	if m.TakesTarget() {
 		fmt.Fprint(w, " (`target` may be left out by `gatehouse do` and `gatehouse call` when one project is served)")
 	}
 	fmt.Fprintln(w)
-	if reply == "" {
-		reply = "not declared in the registry"
-	} else {
-		reply = "`" + reply + "`"
-	}
-	fmt.Fprintf(w, "- Reply: %s\n", reply)
-	if note != "" {
-		fmt.Fprintf(w, "- Note: %s\n", note)
+	fmt.Fprintf(w, "- Reply: `%s`\n", m.Reply)
+	if m.Note != "" {
+		fmt.Fprintf(w, "- Note: %s\n", m.Note)
 	}
 	fmt.Fprintf(w, "- Grant: %s\n", grantText(m.Scope.String()))
 	fmt.Fprintf(w, "- Lane: %s\n", laneText[m.Lane.String()])
@@ -89,41 +80,6 @@ func writeLimits(w io.Writer) {
 	for _, k := range names {
 		fmt.Fprintf(w, "- `%s`: %d\n", k, limits[k])
 	}
-}
-
-// splitParams splits a method's declared Params, "{params} -> {reply}
-// note", into its three parts.
-func splitParams(decl string) (params, reply, note string) {
-	params, rest := leadingBraces(decl)
-	rest = strings.TrimSpace(rest)
-	if after, ok := strings.CutPrefix(rest, "->"); ok {
-		reply, rest = leadingBraces(strings.TrimSpace(after))
-	}
-	note = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), ";"))
-	if strings.HasPrefix(note, "(") && strings.HasSuffix(note, ")") {
-		note = note[1 : len(note)-1]
-	}
-	return params, reply, note
-}
-
-// leadingBraces returns the balanced {...} that s starts with, and the rest;
-// s itself when it does not start with one.
-func leadingBraces(s string) (braced, rest string) {
-	if !strings.HasPrefix(s, "{") {
-		return s, ""
-	}
-	depth := 0
-	for i, r := range s {
-		switch r {
-		case '{':
-			depth++
-		case '}':
-			if depth--; depth == 0 {
-				return s[:i+1], s[i+1:]
-			}
-		}
-	}
-	return s, ""
 }
 
 // anchor is the GitHub heading anchor of a method name

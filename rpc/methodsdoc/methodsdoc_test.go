@@ -31,18 +31,3 @@ func TestMethodsDoc(t *testing.T) {
 		}
 	}
 }
-
-func TestSplitParams(t *testing.T) {
-	for decl, want := range map[string][3]string{
-		"{target} -> {current, local, remote, truncated?}":                     {"{target}", "{current, local, remote, truncated?}", ""},
-		"{target, query} -> {paths, truncated} (names, at least 2 characters)": {"{target, query}", "{paths, truncated}", "names, at least 2 characters"},
-		"{ids} -> {icons: {id: dataURL|null}}; fixed candidates":               {"{ids}", "{icons: {id: dataURL|null}}", "fixed candidates"},
-		"{}": {"{}", "", ""},
-		"{calls: [{method, params}]} (read-only methods, at most maxBatch)": {"{calls: [{method, params}]}", "", "read-only methods, at most maxBatch"},
-	} {
-		p, r, n := splitParams(decl)
-		if [3]string{p, r, n} != want {
-			t.Errorf("%s: %q %q %q", decl, p, r, n)
-		}
-	}
-}
