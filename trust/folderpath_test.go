@@ -190,6 +190,7 @@ func swapAsOtherUser(t *testing.T, shared string) {
 // on. A guarded Store refuses such a folder before using it.
 func TestAnotherUserSwapsTheStateFolder(t *testing.T) {
 	needRoot(t)
+	fileCheckOff(t) // the folder's wall alone: the file's own check would stop the attack too
 	shared, old := sharedTree(t, 0o777)
 	swapAsOtherUser(t, shared)
 	if !old.FullAccess() {
@@ -213,6 +214,7 @@ func TestAnotherUserSwapsTheStateFolder(t *testing.T) {
 // their switch, and the guarded one refuses to read or write.
 func TestGuardedStoreStopsUsingASwappedFolder(t *testing.T) {
 	needRoot(t)
+	fileCheckOff(t)
 	shared, s := sharedTree(t, 0o755)
 	if err := s.Guard(); err != nil {
 		t.Fatal(err)

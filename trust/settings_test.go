@@ -263,6 +263,7 @@ func TestMoveSettingsRefusesAnUnsafeStateFolder(t *testing.T) {
 // their clonesDir; a guarded store refuses it.
 func TestAnotherUserSwapsTheConfigFolder(t *testing.T) {
 	needRoot(t)
+	fileCheckOff(t)
 	base, err := os.MkdirTemp("", "gatehouse-config-")
 	if err != nil {
 		t.Fatal(err)

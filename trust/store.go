@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -234,7 +235,7 @@ func load[T any](path string, c *cached[T]) T {
 
 func readJSON[T any](path string) (T, error) {
 	var v T
-	data, err := atomicfile.ReadBounded(path, maxStateFile)
+	data, err := readOwned(path, maxStateFile)
 	if err != nil {
 		return v, err
 	}
@@ -353,4 +354,53 @@ func (s *Store) Problems() []error {
 		}
 	}
 	return out
+}
+
+// ErrFileOpen: a state or settings file another user may change.
+var ErrFileOpen = errors.New("another user may change it")
+
+// skipOwnerCheckForTest reads a state file whatever its owner and mode, to
+// show what the check stops.
+var skipOwnerCheckForTest bool
+
+// readOwned reads a state or settings file: a regular file (not a symlink,
+// a FIFO or a device), at most limit bytes, that belongs to this user (or
+// root) and that no other user may write. The folders' checks keep another
+// user from replacing the file; this keeps them from changing it in place:
+// a settings.json left 0666, or owned by another user, set serve's memory
+// bound and the clones folder, and a state settings.json of another's turned
+// Full access on, with doctor saying nothing. Such a file reads as empty,
+// and Problems (doctor) says why and what to run.
+func readOwned(path string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) {
+			return nil, fmt.Errorf("read %s: %w", filepath.Base(path), atomicfile.ErrNotRegular)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, fmt.Errorf("read %s: %w", filepath.Base(path), err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, fmt.Errorf("read %s: %w", filepath.Base(path), atomicfile.ErrNotRegular)
+	}
+	if !skipOwnerCheckForTest {
+		if p := ownerProblem(&st, os.Geteuid()); p != "" {
+			return nil, fmt.Errorf("%w: %s %s; if that is right, 'chown $(id -u) %s' makes it yours", ErrFileOpen, path, p, path)
+		}
+		if st.Mode&0o022 != 0 {
+			return nil, fmt.Errorf("%w: %s can be written by other users (mode %04o); 'chmod 600 %s' fixes it", ErrFileOpen, path, st.Mode&0o7777, path)
+		}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", filepath.Base(path), err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("read %s: %w", filepath.Base(path), atomicfile.ErrTooLarge)
+	}
+	return data, nil
 }
