@@ -7,11 +7,11 @@ import (
 	"github.com/gatehouse/gatehouse/trust"
 )
 
-// Diff headers other than "diff --git" (issue 11): git writes
-// "diff --cc NAME" for a merge that differs from every parent and for an
-// unmerged path in a conflicted checkout. A splitter that starts a file's
-// section only at "diff --git" lets a secret ride in the section before it,
-// or in the unfiltered text before the first file, to a view phone.
+// Diff headers other than "diff --git": git writes "diff --cc NAME" for a
+// merge that differs from every parent and for an unmerged path in a
+// conflicted checkout. A splitter that starts a file's section only at
+// "diff --git" lets a secret ride in the section before it, or in the
+// unfiltered text before the first file, to a view phone.
 
 // conflictOnSecret leaves Dir in the middle of a merge of "side" into main
 // that conflicts on .env, both sides holding the secret.

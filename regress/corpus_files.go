@@ -37,8 +37,8 @@ func secretChange(kv ...string) func(e *Env) {
 }
 
 // plainDiffHidesTheName proves the option moved the name: plain git's diff
-// shows the secret, under a header the seed's filter (keyed on
-// "diff --git a/<name>") would not recognise.
+// shows the secret, under a header a filter keyed on
+// "diff --git a/<name>" would not recognise.
 func plainDiffHidesTheName(e *Env, out string) bool {
 	return strings.Contains(out, secretMarker) && !strings.HasPrefix(out, "diff --git a/.env b/.env\n")
 }

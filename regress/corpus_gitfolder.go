@@ -10,10 +10,10 @@ import (
 	"github.com/gatehouse/gatehouse/trust"
 )
 
-// The git folder's own shape (issue 11): entries where git keeps its state
-// that lead out of the checkout or stall git, objects borrowed from another
-// repository in every spelling git reads, and values spelled the way git
-// reads them but a home-made parser does not.
+// The git folder's own shape (docs/policy.md, "Git (`gate`)"): entries where
+// git keeps its state that lead out of the checkout or stall git, objects
+// borrowed from another repository in every spelling git reads, and values
+// spelled the way git reads them but a home-made parser does not.
 
 // gitFolder is part of the closed gate's refusal of the git folder.
 const (

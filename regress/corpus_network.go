@@ -9,7 +9,7 @@ import (
 
 // partialClone makes Dir a blob-less clone whose origin then points at url:
 // any read of a file's content fetches it lazily, through whatever the
-// config names (seed Round 8).
+// config names (docs/gate-rules.md, "Programs that run for the network").
 func partialClone(e *Env, url string) {
 	src := filepath.Join(e.Work, "src")
 	e.InitAt(src, map[string]string{"big.txt": "content fetched lazily\n"})

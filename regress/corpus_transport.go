@@ -7,9 +7,9 @@ import (
 	"github.com/gatehouse/gatehouse/trust"
 )
 
-// What a device may do through the transports beyond reading (issue 12): a
-// device below full that may neither read nor stage a secret file may not
-// delete it either.
+// What a device may do through the transports beyond reading: a device
+// below full that may neither read nor stage a secret file may not delete
+// it either (docs/policy.md, "Secret files").
 
 // gone says the checkout's file name no longer exists: the discard deleted it.
 func gone(name string) func(e *Env, out string) bool {

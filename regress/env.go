@@ -220,7 +220,8 @@ func (e *Env) Daemon(base string) string {
 			"--export-all", "--enable=receive-pack", "--base-path="+base, base)
 		cmd.Env = e.gitEnv()
 		// Its whole process group is stopped with the case: killing the git
-		// wrapper alone left git-daemon serving the deleted folder (issue 11).
+		// wrapper alone left git-daemon serving the deleted folder
+		// (internal/procgroup, TestKillingTheWrapperLeavesGitDaemon).
 		g, err := procgroup.Start(cmd)
 		if err != nil {
 			e.fail(err)

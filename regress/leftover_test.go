@@ -10,8 +10,8 @@ import (
 	"github.com/gatehouse/gatehouse/internal/leakcheck"
 )
 
-// The runner fails a case that leaves a process running (issue 11), names
-// it, and kills it.
+// The runner fails a case that leaves a process running, names it, and
+// kills it (internal/leakcheck).
 func TestTheRunnerFailsACaseThatLeavesAProcess(t *testing.T) {
 	leaves := Case{Name: "leaves-a-process", Attack: "a program outlives the case", Build: func(e *Env) { e.Init(nil) },
 		Plain: func(e *Env) string {

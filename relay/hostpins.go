@@ -14,12 +14,13 @@ import (
 	"github.com/gatehouse/gatehouse/trust"
 )
 
-// A device pins the key of each host it calls (issue 12, item 1): the relay
-// chooses which key presence shows for a device id, so a relay operator, or
-// a device of the account that removed the host and signed in again under
-// its id, could otherwise answer in its place and read every request. The
-// first key seen for a host is kept (trust on first use, shown to the
-// person to compare with what the host printed), or the one the person
+// A device pins the key of each host it calls (docs/relay.md, "The device
+// pins the computer's key"; TestDevicePinsTheHostKey in relay/link): the
+// relay chooses which key presence shows for a device id, so a relay
+// operator, or a device of the account that removed the host and signed in
+// again under its id, could otherwise answer in its place and read every
+// request. The first key seen for a host is kept (trust on first use, shown
+// to the person to compare with what the host printed), or the one the person
 // gave with --host-fingerprint; a host that later shows another key is
 // refused before anything is sealed to it.
 //

@@ -173,7 +173,8 @@ func TestUndeliverableFailsTheCall(t *testing.T) {
 func (p *pipe) setDrop(f func(int) bool) { p.drop.Store(&f) }
 
 // A host whose key is not the pinned one gets nothing: CheckHost refuses
-// before Seal, so not even a sealed request leaves (issue 12, item 1).
+// before Seal, so not even a sealed request leaves (docs/relay.md, "The
+// device pins the computer's key").
 func TestCallerChecksTheHostBeforeSealing(t *testing.T) {
 	th := newTestHost(t)
 	th.grants.set(phone.ID, trust.View)

@@ -25,9 +25,9 @@ func slogText(w io.Writer) *slog.Logger {
 
 // A commit refused by git (no author identity) reaches the device as a
 // sentence that says what to do, and the host's log holds git's own words
-// with the request's id. Before issue 14 the device read "Git could not do
-// this here." and the log held nothing: the logger was a discard and only
-// INTERNAL failures were logged.
+// with the request's id. Before, the device read "Git could not do this
+// here." and the log held nothing: the logger was a discard and only INTERNAL
+// failures were logged.
 func TestRefusalCauseIsLoggedWithTheRequestID(t *testing.T) {
 	home := gittest.Home(t, "")
 	dir := gittest.Init(t, map[string]string{"a.txt": "a\n"})

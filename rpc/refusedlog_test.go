@@ -34,7 +34,7 @@ func openTestLog(t *testing.T, c *clock) (*RequestLog, string) {
 
 // A burst of 1,000 replayed frames is in the request log as one record
 // with its count, written when the minute ends, and the chain verifies.
-// Before issue 12 a request refused before dispatch left no trace at all.
+// Before, a request refused before dispatch left no trace at all.
 func TestRefusedBeforeDispatchAreLoggedPerMinute(t *testing.T) {
 	minute := time.Date(2026, 11, 30, 22, 0, 0, 0, time.UTC)
 	c := &clock{t: minute.Add(10 * time.Second)}

@@ -38,9 +38,9 @@ func validFingerprint(fp string) bool {
 
 // GrantFor returns the grant of device id presenting a key with fingerprint
 // fp. It is None when the device was never granted, was revoked, or now
-// presents a different key than the one it was granted with: the seed trusted
-// whatever key the relay named, which let whoever controls the account or the
-// relay take over a full device's id. gatehouse does not.
+// presents a different key than the one it was granted with. Trusting
+// whatever key the relay names would let whoever controls the account or the
+// relay take over a full device's id (TestGrantsAreBoundToTheKey).
 func (s *Store) GrantFor(id, fp string) Grant {
 	s.mu.Lock()
 	defer s.mu.Unlock()

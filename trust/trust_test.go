@@ -168,9 +168,10 @@ func TestOpenStoreNarrowsAWideFolder(t *testing.T) {
 	}
 }
 
-// The attack the seed left open: the relay (or whoever controls the account)
-// presents a granted device's id with a new key. Without the binding the
-// grant would follow the id.
+// The attack a grant kept by device id alone leaves open: the relay (or
+// whoever controls the account) presents a granted device's id with a new key
+// (docs/relay.md, "What the relay can and cannot do"). Without the binding
+// the grant would follow the id.
 func TestGrantsAreBoundToTheKey(t *testing.T) {
 	s := newStore(t)
 	if err := s.SetGrant("phone-1", DeviceGrant{Grant: Full, Fingerprint: fpA, Name: "Pixel"}); err != nil {

@@ -120,10 +120,10 @@ func TestPageInChromium(t *testing.T) {
 	}
 }
 
-// The page explains itself (web/e2e/newcomer.mjs, issue 25): the screen
-// in the address across a reload, back and forward; drawn icons; a
-// refusal beside its button; a disabled control with its reason; the
-// GitHub tab without a GitHub remote; search modes and marked hits.
+// The page explains itself (web/e2e/newcomer.mjs): the screen in the address
+// across a reload, back and forward; drawn icons; a refusal beside its
+// button; a disabled control with its reason; the GitHub tab without a GitHub
+// remote; search modes and marked hits.
 func TestNewcomerPageInChromium(t *testing.T) {
 	bin := browserTest(t)
 	gittest.Home(t, "")

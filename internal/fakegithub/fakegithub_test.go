@@ -143,7 +143,7 @@ func TestLists(t *testing.T) {
 	}
 	if i := issues[1]; i.State != "OPEN" || i.Author.Login != "alice" || len(i.Labels) != 1 || i.Labels[0].Name != "bug" ||
 		len(i.Comments) != 1 || i.Comments[0].Body != "Can you share the log?" {
-		t.Errorf("issue 1 = %+v", i)
+		t.Errorf("issue #1 = %+v", i)
 	}
 	pulls := decode[[]item](t, mustGH(t, s, "", "pr", "list", "-R", R, "--json",
 		"number,title,state,author,headRefName,baseRefName,isDraft,updatedAt,reviewDecision", "--limit", "30", "--state", "all"))

@@ -144,7 +144,8 @@ func Daemon(t testing.TB, base string) string {
 		cmd.Env = os.Environ()
 		// In a group of its own: `git daemon` is the git wrapper over the
 		// git-daemon program, and killing the wrapper alone left git-daemon
-		// listening, pushes enabled, after the test (issue 11).
+		// listening, pushes enabled, after the test
+		// (TestKillingTheWrapperLeavesGitDaemon in internal/procgroup).
 		g, err := procgroup.Start(cmd)
 		if err != nil {
 			t.Fatal(err)

@@ -47,7 +47,7 @@ func waitListening(t *testing.T, addr string) {
 	t.Fatal("git daemon did not start")
 }
 
-// The bug (issue 11): killing the pid of `git daemon` kills only git's
+// The bug: killing the pid of `git daemon` kills only git's
 // wrapper; the git-daemon program it ran keeps listening, pushes enabled.
 func TestKillingTheWrapperLeavesGitDaemon(t *testing.T) {
 	cmd, addr := daemonCmd(t)

@@ -1,10 +1,10 @@
 // Package refusal carries what a device is told when gatehouse says no.
 //
-// A refusal has two faces. The sentence is the product's wording (the seed's
-// sentences, with "gatehouse" for the product's name): it is safe to send to a
-// device, names files only relative to their checkout and never holds an
-// absolute path, a stack or a wrapped system error. The cause, reached through
-// Error and errors.Unwrap, is for the host's own log.
+// A refusal has two faces. The sentence is the product's wording, written for
+// the person holding the phone (docs/policy.md quotes them): it is safe to
+// send to a device, names files only relative to their checkout and never
+// holds an absolute path, a stack or a wrapped system error. The cause,
+// reached through Error and errors.Unwrap, is for the host's own log.
 //
 // Packages that own a rule (fsguard, gate, trust) declare their refusals as
 // sentinel *Error values, so callers branch with errors.Is and the transport

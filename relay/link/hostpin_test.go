@@ -80,13 +80,13 @@ func (h *hostileRelay) impostor(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// A device pins the key of the computer it calls (issue 12, item 1). The
-// first call pins the real host's key. Then the relay shows another key
-// under the host's id: without the pin the device seals its request to that
-// key and the impostor receives it; with the pin the call is refused before
-// anything is sealed, with a sentence naming both fingerprints. A
-// fingerprint given up front that the host does not have is refused on
-// first contact.
+// A device pins the key of the computer it calls (docs/relay.md, "The device
+// pins the computer's key"). The first call pins the real host's key. Then
+// the relay shows another key under the host's id: without the pin the device
+// seals its request to that key and the impostor receives it; with the pin
+// the call is refused before anything is sealed, with a sentence naming both
+// fingerprints. A fingerprint given up front that the host does not have is
+// refused on first contact.
 func TestDevicePinsTheHostKey(t *testing.T) {
 	gittest.Home(t, "")
 	w := startRelay(t)

@@ -129,10 +129,10 @@ func TestServeAndCallThroughTheRelay(t *testing.T) {
 	}
 	dev.Close()
 
-	// A new key tries the phone's id after the phone was removed. The
-	// relay keeps the removed id bound to its key (a tombstone, issue 12),
-	// so the new key signs in under an id of its own; either way the host
-	// has no grant for it.
+	// A new key tries the phone's id after the phone was removed. The relay
+	// keeps the removed id bound to its key (a tombstone,
+	// TestRemovedDeviceIDIsNeverGivenToAnotherKey), so the new key signs in
+	// under an id of its own; either way the host has no grant for it.
 	if err := hostID.Call(ctx, http.DefaultClient, http.MethodDelete, "/v1/devices/"+phoneID.Profile().DeviceID, nil, nil); err != nil {
 		t.Fatal(err)
 	}

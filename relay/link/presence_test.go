@@ -14,11 +14,12 @@ import (
 	"github.com/gatehouse/gatehouse/trust"
 )
 
-// A device removed from the account while its request waits in the
-// host's ordered lane gets nothing run: the host checks presence again
-// when the request starts (issue 12, item 5). Real relay on loopback, real
-// host and device; the request log shows the queued request refused at
-// its start (ACCESS), not dropped at arrival. Before the fix it ran.
+// A device removed from the account while its request waits in the host's
+// ordered lane gets nothing run: the host checks presence again when the
+// request starts (docs/relay.md, "What the relay can and cannot do"). Real
+// relay on loopback, real host and device; the request log shows the queued
+// request refused at its start (ACCESS), not dropped at arrival. Before the
+// fix it ran.
 func TestRemovedDevicesQueuedRequestDoesNotRun(t *testing.T) {
 	gittest.Home(t, "")
 	w := startRelay(t)

@@ -142,9 +142,9 @@ func (w *linkWorld) reply(t *testing.T) (sentFrame, rpc.Response) {
 }
 
 // A device removed from the account (gone from relay presence) while its
-// request waited in the ordered lane gets that request refused when it
-// would start, not run (issue 12, item 5; policy.md §1). Before the fix the
-// queued request ran.
+// request waited in the ordered lane gets that request refused when it would
+// start, not run (docs/relay.md, "What the relay can and cannot do"). Before
+// the fix the queued request ran.
 func TestQueuedRequestOfADeviceGoneFromPresenceDoesNotRun(t *testing.T) {
 	w := newLinkWorld(t, nil)
 	w.send(req("test.block"))

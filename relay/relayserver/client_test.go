@@ -208,8 +208,7 @@ func TestKickConnectsDuringABackoff(t *testing.T) {
 
 // A socket that stays up for weeks keeps a valid token: the client checks
 // it every RefreshEvery while connected, against its clock, and refreshes
-// it when fewer than 7 days are left, without reconnecting (issue 12,
-// item 5).
+// it when fewer than 7 days are left, without reconnecting.
 func TestTokenIsRefreshedWhileConnected(t *testing.T) {
 	r := startRelay(t, nil)
 	r.advance(-22 * 24 * time.Hour) // issued 22 days ago: 8 days left

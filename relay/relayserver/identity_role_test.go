@@ -12,7 +12,7 @@ import (
 
 // A state folder from before the split keeps its host key: the one
 // identity at its top moves into host/ (it was made by login for serve),
-// and client/ is a separate identity with its own key (issue 12, item 5).
+// and client/ is a separate identity with its own key.
 func TestIdentityRolesMigrateTheHostKey(t *testing.T) {
 	r := startRelay(t, nil)
 	state := t.TempDir()

@@ -86,14 +86,14 @@ func noticeText(waiting, finished int) (title, message string) {
 	return title, message
 }
 
-// coalescer gathers one account's notify frames into one notice per
-// window: the first notify opens a window; each notify updates the counts;
-// a notify whose waiting count grows halves what is left of the window
-// (someone is waiting on more); when the window ends one notice goes out
-// with the latest counts. Halving never brings a notice closer than one
-// window after the one before: that is the account's push rate, so a
-// device that raises the count on every frame cannot make the relay push
-// to the account's phones more than once a window (issue 12).
+// coalescer gathers one account's notify frames into one notice per window:
+// the first notify opens a window; each notify updates the counts; a notify
+// whose waiting count grows halves what is left of the window (someone is
+// waiting on more); when the window ends one notice goes out with the latest
+// counts. Halving never brings a notice closer than one window after the one
+// before: that is the account's push rate, so a device that raises the count
+// on every frame cannot make the relay push to the account's phones more than
+// once a window (TestPushRateIsPerAccount).
 type coalescer struct {
 	mu       sync.Mutex
 	window   time.Duration

@@ -11,9 +11,9 @@ import (
 // A socket's own read buffer is small (readBuffer, 1 KiB) because an idle
 // socket keeps it. A frame that arrives in many small pieces (a client that
 // writes 64 KiB as sixty-four 1 KiB WebSocket fragments, or 1 KiB frames
-// back to back) would then cost one read system call per KiB (issue 18: a
-// bench client writing 1 KiB pieces cost the relay 134,000 reads of 900
-// bytes each for 120 MB, 62 % of its CPU).
+// back to back) would then cost one read system call per KiB (bench/relay's
+// client writing 1 KiB pieces cost the relay 134,000 reads of 900 bytes each
+// for 120 MB, 62 % of its CPU).
 //
 // readAheadConn takes what waits in the kernel in one call instead, into a
 // buffer borrowed from a pool shared by every socket, and hands it out

@@ -755,8 +755,8 @@ func TestSecretShorterThan32BytesIsRefused(t *testing.T) {
 // Add a migration; never change these.
 var released = []string{
 	"25d121bbda5061a6d130c00a306d22caeb304e483d20eeb0a8b7b7b1b5a1dded",
-	"85da7381aa464b49e84db2843d25ffff0a683c3accb657a0c9f8a39c62cd7e81", // tombstones (issue 12)
-	"050a33757ada8425fdb66eff62fd0f0bbd9e85b63bf6755e3c1dce081ca16a24", // rate_hits, limits shared by nodes (issue 18)
+	"85da7381aa464b49e84db2843d25ffff0a683c3accb657a0c9f8a39c62cd7e81", // tombstones
+	"050a33757ada8425fdb66eff62fd0f0bbd9e85b63bf6755e3c1dce081ca16a24", // rate_hits: limits shared by the relay's nodes
 }
 
 // checkPinned fails t when a released migration of list was removed or

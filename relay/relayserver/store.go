@@ -65,9 +65,10 @@ var migrations = []string{
 		FOREIGN KEY (account_id, device_id) REFERENCES devices(account_id, id) ON DELETE CASCADE
 	);`,
 	// 2: tombstones. A removed device's id stays bound to its key, so no
-	// other key can take it (issue 12: a device of the account removed the
-	// host and signed in again under the host's id with its own key). No
-	// foreign key: a tombstone outlives its device and its account.
+	// other key can take it: a device of the account could otherwise remove
+	// the host and sign in again under the host's id with its own key
+	// (TestRemovedDeviceIDIsNeverGivenToAnotherKey). No foreign key: a
+	// tombstone outlives its device and its account.
 	`CREATE TABLE tombstones (
 		account_id TEXT NOT NULL,
 		device_id  TEXT NOT NULL,

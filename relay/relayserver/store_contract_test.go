@@ -489,8 +489,8 @@ func TestStorePostgresNodesMigrateTogether(t *testing.T) {
 // does SQLite's. Add a migration; never change these.
 var releasedPostgres = []string{
 	"92ab265314f4b6107d9a773a7abdd6d043b9826f5aac5d5caa71f0fa5e43b196",
-	"25129e868b2097eb0af96a8f2bc082ce6d86d07745c2c58dfbb1292b91940a39", // tombstones (issue 12)
-	"50910a510e36613dea466951e293dd66289b482913582a9f85064feab2d5568b", // rate_hits (issue 18)
+	"25129e868b2097eb0af96a8f2bc082ce6d86d07745c2c58dfbb1292b91940a39", // tombstones
+	"50910a510e36613dea466951e293dd66289b482913582a9f85064feab2d5568b", // rate_hits: limits shared by the relay's nodes
 }
 
 func TestPostgresMigrationsAreAppendOnly(t *testing.T) {

@@ -55,7 +55,7 @@ var pgMigrations = []string{
 		PRIMARY KEY (account_id, device_id, token),
 		FOREIGN KEY (account_id, device_id) REFERENCES devices(account_id, id) ON DELETE CASCADE
 	);`,
-	// 2: tombstones (issue 12), as SQLite's 2.
+	// 2: tombstones, as SQLite's 2 (store.go says why).
 	`CREATE TABLE tombstones (
 		account_id TEXT COLLATE "C" NOT NULL,
 		device_id  TEXT COLLATE "C" NOT NULL,

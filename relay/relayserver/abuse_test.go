@@ -32,11 +32,10 @@ func takeID(t *testing.T, r *testRelay, account, id, key string) int {
 	return code
 }
 
-// The attack: a device of the account that was never granted
-// anything removes the host and signs in again under the host's id with its
-// own key. The tombstone refuses the id to any other key, after a device
-// removal and after the account's deletion, while the host's own key may
-// come back.
+// The attack: a device of the account that was never granted anything removes
+// the host and signs in again under the host's id with its own key. The
+// tombstone refuses the id to any other key, after a device removal and after
+// the account's deletion, while the host's own key may come back.
 func TestRemovedDeviceIDIsNeverGivenToAnotherKey(t *testing.T) {
 	r := startRelay(t, nil)
 	host, impostor := r.signIn("alice", "laptop"), r.signIn("alice", "phone")
@@ -243,11 +242,11 @@ func openOn(ln net.Listener) int {
 	return open
 }
 
-// The attack: 5,000 connections from one address send headers and
-// never the body. Without limits the relay holds every one (until the
-// descriptors run out); with them it holds at most PerAddr, an ordinary
-// request from another address is answered within a second, and the slow
-// ones are dropped when the read timeout passes.
+// The attack: 5,000 connections from one address send headers and never the
+// body. Without limits the relay holds every one (until the descriptors run
+// out); with them it holds at most PerAddr, an ordinary request from another
+// address is answered within a second, and the slow ones are dropped when the
+// read timeout passes.
 func TestSlowClientsCannotHoldTheRelay(t *testing.T) {
 	const slow = 5000
 	flood.RaiseFileLimit(t, 2*slow+1000)
