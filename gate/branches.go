@@ -260,8 +260,9 @@ const maxShownMessage = 16 << 10
 // would show under the new name only. subShow's table flags add the rest.
 var showFlags = []string{"--find-renames", "--cc", "--combined-all-paths", showFormat}
 
-// Show returns a commit and its diff (of one path when given), with secret
-// files left out below full, as Diff does.
+// Show returns a commit and its diff (of one path when given), with the
+// files the viewer may not see refused when named and left out of the diff
+// otherwise, by the rule Diff asks (Repo.hidden).
 func (r *Repo) Show(ctx context.Context, t trust.Trust, g trust.Grant, oid, path string) (*Shown, error) {
 	if !ValidOID(oid) {
 		return nil, ErrBadOID
@@ -273,8 +274,8 @@ func (r *Repo) Show(ctx context.Context, t trust.Trust, g trust.Grant, oid, path
 		if err != nil {
 			return nil, err
 		}
-		if _, secret := r.root.Secret(p[0]); secret && v.hidesSecrets() {
-			return nil, ErrSecret
+		if err := r.refuseNamed(v, p[0]); err != nil {
+			return nil, err
 		}
 		c.paths = p
 	}

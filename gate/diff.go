@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gatehouse/gatehouse/fsguard"
 	"github.com/gatehouse/gatehouse/trust"
@@ -21,6 +22,11 @@ const MaxDiff = 120 << 10
 
 // maxPreviews bounds the untracked files previewed in one diff.
 const maxPreviews = 5_000
+
+// previewReads counts the untracked files read for previews, in every
+// Repo: a test counts the work an operation does with it (StageHunks reads
+// none).
+var previewReads atomic.Int64
 
 // Diff is a checkout's changes as a unified diff.
 type Diff struct {
@@ -58,15 +64,15 @@ func (r *Repo) Diff(ctx context.Context, t trust.Trust, g trust.Grant, o DiffOpt
 			return nil, err
 		}
 		path = p[0]
-		if r.hidden(v, path, false) == secretHidden {
-			return nil, ErrSecret
+		if err := r.refuseNamed(v, path); err != nil {
+			return nil, err
 		}
 	}
 	d, err := r.decide(ctx, t, readGate, "see its changes")
 	if err != nil {
 		return nil, err
 	}
-	out, _, err := r.diff(ctx, t, d, v, path, o.Staged)
+	out, err := r.diff(ctx, t, d, v, path, o.Staged)
 	if err != nil {
 		return nil, err
 	}
@@ -82,29 +88,13 @@ func diffHash(text string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// diff runs the diff Diff shows, under decision d. It also returns how long
-// the part git wrote is (the previews of untracked files follow it), so
-// StageHunks cuts hunks only from git's own output.
-func (r *Repo) diff(ctx context.Context, t trust.Trust, d *decision, v viewer, path string, staged bool) (*Diff, int, error) {
-	if path != "" && !staged {
-		f, err := r.filtered(ctx, t, d, []string{path})
-		if err != nil {
-			return nil, 0, err
-		}
-		if driver, ok := f[path]; ok {
-			return nil, 0, refuseFiltered(path, driver, "show the changes of")
-		}
+// diff runs the diff Diff shows, under decision d: git's part (gitDiff)
+// with the previews of untracked files after it, listed and rendered on the
+// other core while git diff runs.
+func (r *Repo) diff(ctx context.Context, t trust.Trust, d *decision, v viewer, path string, staged bool) (*Diff, error) {
+	if err := r.refuseFilteredPath(ctx, t, d, path, staged); err != nil {
+		return nil, err
 	}
-	opts := []string{"--find-renames"} // the rest is subDiff's flags
-	if staged {
-		opts = append(opts, "--cached")
-	}
-	c := call{sub: subDiff, opts: opts}
-	if path != "" {
-		c.paths = []string{path}
-	}
-	// The untracked files are listed and previewed on the other core while
-	// git diff runs.
 	var (
 		previews      bytes.Buffer
 		previewHidden int
@@ -119,27 +109,72 @@ func (r *Repo) diff(ctx context.Context, t trust.Trust, d *decision, v viewer, p
 			}
 		})
 	}
-	res, err := r.run(ctx, t, d, c)
+	g, err := r.gitDiff(ctx, t, d, v, path, staged)
 	previewsReady.Wait()
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	if listErr != nil {
-		return nil, 0, listErr
+		return nil, listErr
 	}
-	out := &Diff{Truncated: res.truncated}
+	out := &Diff{HiddenFiltered: g.filtered, HiddenSecrets: g.hidden + previewHidden}
+	out.Diff, out.Truncated = cut(append(g.patch, previews.Bytes()...), g.truncated)
+	return out, nil
+}
+
+// refuseFilteredPath refuses the work-tree diff of one named path that goes
+// through a switched-off filter driver (filtered.go): git would show a
+// change that is not there.
+func (r *Repo) refuseFilteredPath(ctx context.Context, t trust.Trust, d *decision, path string, staged bool) error {
+	if path == "" || staged {
+		return nil
+	}
+	f, err := r.filtered(ctx, t, d, []string{path})
+	if err != nil {
+		return err
+	}
+	if driver, ok := f[path]; ok {
+		return refuseFiltered(path, driver, "show the changes of")
+	}
+	return nil
+}
+
+// gitPart is what git diff wrote, as a viewer may see it: the part of a
+// diff a device can stage hunks of.
+type gitPart struct {
+	patch     []byte
+	truncated bool // git's output reached its bound
+	hidden    int  // sections left out (Repo.hides)
+	filtered  int  // sections left out for a switched-off filter driver
+}
+
+// gitDiff runs git diff for Diff and StageHunks under decision d (after
+// refuseFilteredPath), and keeps the sections v may see. It neither lists nor previews untracked files:
+// StageHunks needs only this, since no hunk of a preview is in the index.
+func (r *Repo) gitDiff(ctx context.Context, t trust.Trust, d *decision, v viewer, path string, staged bool) (*gitPart, error) {
+	opts := []string{"--find-renames"} // the rest is subDiff's flags
+	if staged {
+		opts = append(opts, "--cached")
+	}
+	c := call{sub: subDiff, opts: opts}
+	if path != "" {
+		c.paths = []string{path}
+	}
+	res, err := r.run(ctx, t, d, c)
+	if err != nil {
+		return nil, err
+	}
+	g := &gitPart{truncated: res.truncated}
 	patch := res.stdout
 	if !staged {
-		if patch, out.HiddenFiltered, err = r.dropFiltered(ctx, t, d, patch); err != nil {
-			return nil, 0, err
+		if patch, g.filtered, err = r.dropFiltered(ctx, t, d, patch); err != nil {
+			return nil, err
 		}
 	}
 	var buf bytes.Buffer
-	out.HiddenSecrets = r.filterPatch(&buf, patch, v, true) + previewHidden
-	gitLen := buf.Len()
-	buf.Write(previews.Bytes())
-	out.Diff, out.Truncated = cut(buf.Bytes(), out.Truncated)
-	return out, gitLen, nil
+	g.hidden = r.filterPatch(&buf, patch, v, true)
+	g.patch = buf.Bytes()
+	return g, nil
 }
 
 // dropFiltered leaves out of a work-tree patch the sections of files that go
@@ -256,6 +291,7 @@ func (r *Repo) previews(w *bytes.Buffer, files []string, v viewer) int {
 			writeNewSymlink(w, f)
 			continue
 		}
+		previewReads.Add(1)
 		txt, err := r.root.ReadText(g, f, 0)
 		switch {
 		case errors.Is(err, fsguard.ErrSecret), errors.Is(err, fsguard.ErrHardLink):

@@ -118,23 +118,43 @@ func isLowerHex(s string) bool {
 	return true
 }
 
-// hunkPatch runs the file's diff again, checks it is the one the device
-// saw, and builds the patch from it: its one section's header and the
-// picked hunks.
+// hunkPatch runs git's diff of the file again (gitDiff: what can be
+// staged, without the previews of untracked files Diff adds, since no hunk
+// of a preview is in the index), checks it is the one the device saw, and
+// builds the patch from it: its one section's header and the picked hunks.
+//
+// The hash Diff gave covers its previews too, and matches git's part alone
+// whenever hunks can be staged: git's part then holds the file's section,
+// so the file is tracked and has no preview. When git's part holds no
+// section of the file and the hashes differ, the file is listed (one
+// ls-files, no preview read) to tell an untracked file, which can't be
+// staged by hunks, from one that changed.
 func (r *Repo) hunkPatch(ctx context.Context, t trust.Trust, d *decision, v viewer, path string, o HunksOptions, picked []int) ([]byte, error) {
-	df, gitLen, err := r.diff(ctx, t, d, v, path, o.Staged)
+	if err := r.refuseFilteredPath(ctx, t, d, path, o.Staged); err != nil {
+		return nil, err
+	}
+	g, err := r.gitDiff(ctx, t, d, v, path, o.Staged)
 	if err != nil {
 		return nil, err
 	}
-	if df.Truncated {
-		return nil, ErrNoHunks // the device never got a hash for it
+	if g.truncated || len(g.patch) > MaxDiff {
+		return nil, ErrNoHunks // Diff cut it, and the device never got a hash for it
 	}
-	if diffHash(df.Diff) != o.Hash {
+	_, secs := splitPatch(g.patch)
+	stageable := len(secs) == 1 && secs[0].known && onlyName(secs[0].names, path)
+	if diffHash(string(g.patch)) != o.Hash {
+		if !stageable && !o.Staged {
+			files, err := r.untracked(ctx, t, d, path)
+			if err != nil {
+				return nil, err
+			}
+			if len(files) > 0 {
+				return nil, ErrNoHunks
+			}
+		}
 		return nil, ErrDiffChanged
 	}
-	// Only git's part: an untracked file's preview is not in the index.
-	_, secs := splitPatch([]byte(df.Diff[:gitLen]))
-	if len(secs) != 1 || !secs[0].known || !onlyName(secs[0].names, path) {
+	if !stageable {
 		return nil, ErrNoHunks
 	}
 	header, hunks := splitHunks(secs[0].text)

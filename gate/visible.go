@@ -24,8 +24,8 @@ const (
 	linkHidden          // a work-tree file hard-linked elsewhere, for every device
 )
 
-// hidden answers "may this viewer see this path" for Diff, filterPatch,
-// StageHunks, stage and Discard, so the rule is written once: below the
+// hidden answers "may this viewer see this path" for Diff, Show,
+// filterPatch, StageHunks, stage and Discard, so the rule is written once: below the
 // full grant a secret file is hidden (the secret-file rules of fsguard's
 // Root.Secret, a matter of the name); for every device a file whose work
 // tree copy is hard-linked elsewhere is hidden, since its bytes are another
@@ -46,4 +46,16 @@ func (r *Repo) hidden(v viewer, path string, worktree bool) hiding {
 		return linkHidden
 	}
 	return shown
+}
+
+// refuseNamed is Diff's and Show's answer for the one path a viewer named:
+// ErrSecret for a secret it may not see. The name is all that counts here
+// (worktree false): a hard-linked file's sections of a work-tree diff are
+// left out by filterPatch, while a commit's or the index's content of it
+// is not the linked file's.
+func (r *Repo) refuseNamed(v viewer, path string) error {
+	if r.hidden(v, path, false) == secretHidden {
+		return ErrSecret
+	}
+	return nil
 }
