@@ -104,7 +104,7 @@ type Job struct {
 const ForkOwner = "forker"
 
 // DefaultData is one repository, octo/hello (default branch main; merge and
-// squash allowed, rebase not), with issues 1 and 2, pull requests 3 (checks
+// squash allowed, rebase not), with issues #1 and #2, pull requests 3 (checks
 // success and failure, approved, a diff touching README.md and .env), 4 (a
 // draft) and 5 (from the fork forker/hello), and runs 100 and 101 with jobs.
 func DefaultData() *Data {
