@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/gatehouse/gatehouse/trust"
@@ -66,7 +67,7 @@ func (r *Repo) Branches(ctx context.Context, t trust.Trust) (*Branches, error) {
 // branch). It never runs hooks, for anyone (no post-checkout), and with the
 // switch off needs the Change gate: a checkout runs smudge filters.
 func (r *Repo) Switch(ctx context.Context, t trust.Trust, branch string) error {
-	if !ValidBranch(branch) {
+	if !validDeviceBranch(branch) {
 		return ErrBadRef
 	}
 	unlock, err := r.lock()
@@ -78,13 +79,34 @@ func (r *Repo) Switch(ctx context.Context, t trust.Trust, branch string) error {
 	if err != nil {
 		return err
 	}
-	res, err := r.run(ctx, t, d, call{sub: subSwitch, config: noHooks,
-		opts: []string{"-q", "--no-recurse-submodules"}, args: []string{branch}})
+	res, err := r.run(ctx, t, d, switchCall(branch))
 	return gitFailure(res, err)
 }
 
+// switchCall is Switch's git: the device's branch name is a positional
+// argument after --end-of-options (subSwitch), so git switch reads it as a
+// name whatever it looks like, never as an option. A full refs/heads/ name
+// would not do here: git switch wants a branch's name ("a branch is
+// expected, got 'refs/heads/x'").
+func switchCall(branch string) call {
+	return call{sub: subSwitch, config: noHooks, opts: []string{"-q", "--no-recurse-submodules"}, args: []string{branch}}
+}
+
+// branchCheckOffForTest takes a device's branch name without ValidBranch,
+// so a test shows that git itself never reads one as an option: each goes
+// where git takes a name or a ref (after --end-of-options, or as
+// refs/heads/NAME), never where it parses options. Only this package's
+// tests set it.
+var branchCheckOffForTest atomic.Bool
+
+// validDeviceBranch is ValidBranch, for a name a device sent.
+func validDeviceBranch(name string) bool { return branchCheckOffForTest.Load() || ValidBranch(name) }
+
 // noHooks is forced on the calls that never run hooks, for the desktop too:
-// switching branches and adding worktrees (seed Round 4).
+// switching branches and adding worktrees (with the branch it makes), so a
+// post-checkout or reference-transaction hook in the checkout never runs
+// for them, even as the desktop ("switch runs post-checkout" and "worktree
+// add runs post-checkout" in TestHooksOnEveryOperation, gate/attacks_test.go).
 var noHooks = []Option{{"core.hooksPath", "/dev/null", "this operation never runs hooks, for anyone"}}
 
 // CommitInfo is one entry of a log.

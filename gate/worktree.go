@@ -40,7 +40,7 @@ func (r *Repo) CreateWorktree(ctx context.Context, t trust.Trust, branch string)
 	if branch == "" {
 		branch = "gatehouse/" + time.Now().UTC().Format("2006-01-02-150405")
 	}
-	if !ValidBranch(branch) {
+	if !validDeviceBranch(branch) {
 		return nil, ErrBadRef
 	}
 	unlock, err := r.lock()
@@ -65,16 +65,31 @@ func (r *Repo) CreateWorktree(ctx context.Context, t trust.Trust, branch string)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}
-	res, err := r.run(ctx, t, d, call{sub: subWorktree, config: noHooks,
-		opts: []string{"add", "-q", "-b", branch, dir, "HEAD"}})
-	if err != nil {
-		return nil, gitFailure(res, err)
+	for _, c := range newWorktreeCalls(branch, dir) {
+		if res, err := r.run(ctx, t, d, c); err != nil {
+			return nil, gitFailure(res, err)
+		}
 	}
 	canon, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return nil, err
 	}
 	return &NewWorktree{Path: canon, Branch: branch}, nil
+}
+
+// newWorktreeCalls are CreateWorktree's gits: the branch, made at HEAD,
+// then the worktree that checks it out. The device's branch name is
+// positional after --end-of-options in both, so neither reads it as an
+// option. git worktree add -b NAME would not do: it hands NAME on to a git
+// branch of its own with no end of options (builtin/worktree.c, add():
+// "branch", [--force], [--quiet], new_branch, branch), where a name like
+// --upload-pack=x was parsed as an option ("unknown option"). Like git's
+// own -b, a branch made for a worktree that then fails to be added stays.
+func newWorktreeCalls(branch, dir string) []call {
+	return []call{
+		{sub: subBranch, config: noHooks, opts: []string{"-q"}, args: []string{branch, "HEAD"}},
+		{sub: subWorktree, config: noHooks, opts: []string{"add", "-q", "--end-of-options", dir, branch}},
+	}
 }
 
 // MainPath is the work tree of the main checkout a linked worktree belongs
@@ -169,11 +184,15 @@ func (r *Repo) MergeWorktree(ctx context.Context, t trust.Trust, main *Repo) err
 	if t.Closed() {
 		hooks = []string{"--no-verify"}
 	}
-	ff := call{sub: subMerge, opts: append([]string{"--ff-only", "-q"}, hooks...), args: []string{wst.Branch}}
+	// The branch goes to git as the ref it is: a tag of the same name
+	// would win a short name's lookup (refs/tags before refs/heads), and
+	// refs/heads/... is never an option.
+	ref := "refs/heads/" + wst.Branch
+	ff := call{sub: subMerge, opts: append([]string{"--ff-only", "-q"}, hooks...), args: []string{ref}}
 	if _, err := main.run(ctx, t, md, ff); err == nil {
 		return nil
 	}
-	res, err := main.run(ctx, t, md, call{sub: subMergeTree, opts: []string{"--write-tree", "--name-only"}, args: []string{"HEAD", wst.Branch}, okExit: []int{1}})
+	res, err := main.run(ctx, t, md, call{sub: subMergeTree, opts: []string{"--write-tree", "--name-only"}, args: []string{"HEAD", ref}, okExit: []int{1}})
 	if err != nil {
 		return err
 	}
@@ -182,7 +201,7 @@ func (r *Repo) MergeWorktree(ctx context.Context, t trust.Trust, main *Repo) err
 	}
 	msg := "Merge branch '" + wst.Branch + "'"
 	res, err = main.run(ctx, t, md, call{sub: subMerge,
-		opts: append([]string{"--no-ff", "--no-edit", "-q", "-m", msg}, hooks...), args: []string{wst.Branch}})
+		opts: append([]string{"--no-ff", "--no-edit", "-q", "-m", msg}, hooks...), args: []string{ref}})
 	return gitFailure(res, err)
 }
 
