@@ -130,6 +130,11 @@ func (r *Root) Path() string { return r.canonical }
 // name and as seen from home.
 func (r *Root) Secret(rel string) (secretfiles.Rule, bool) { return r.scope.Match(rel) }
 
+// AllowedFor applies the home and app-data rule (allowRoot) to a whole
+// project: the host asks it before any method that names the project, so
+// git's methods refuse such a project below full as file reads do.
+func (r *Root) AllowedFor(g trust.Grant) error { return r.allowRoot(g) }
+
 // allowRoot applies the home and app-data rule: below full, a root that is
 // "/", home or above it, or that touches gatehouse's own data, is refused for
 // reading.

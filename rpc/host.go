@@ -70,6 +70,10 @@ type HostOptions struct {
 	// ClonesDir is where projects.clone puts a repository ("" refuses
 	// clones).
 	ClonesDir string
+	// ProjectRuleOffForTest lets every method name a home or app-data
+	// project below full, as only file reads refused it before, to show the
+	// attack the rule in Call.Target stops.
+	ProjectRuleOffForTest bool
 }
 
 // Host answers devices' requests: every transport (LAN, relay, do) ends here.
@@ -176,6 +180,15 @@ func (c *Call) Target(id string) (*Target, error) {
 	t, ok := c.host.o.Targets.Get(id)
 	if !ok {
 		return nil, ErrNoTarget
+	}
+	// A project that is the home folder or above, or that touches
+	// gatehouse's own state or config folder, is served only at full, for
+	// every method: only file reads refused it, and git.stage then git.diff
+	// showed lan.json (every device's secret) to a control phone, which then
+	// called as the full device; git.discard deleted the request log and
+	// the pairings, or rewrote the settings file.
+	if err := t.Root.AllowedFor(c.Grant); err != nil && !c.host.o.ProjectRuleOffForTest {
+		return nil, err
 	}
 	return t, nil
 }

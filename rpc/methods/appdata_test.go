@@ -1,0 +1,81 @@
+package methods_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gatehouse/gatehouse/fsguard"
+	"github.com/gatehouse/gatehouse/gate"
+	"github.com/gatehouse/gatehouse/internal/gittest"
+	"github.com/gatehouse/gatehouse/rpc"
+	"github.com/gatehouse/gatehouse/rpc/methods"
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+// A checkout that holds gatehouse's state folder (a home folder kept in git,
+// GATEHOUSE_HOME inside a checkout) is served only at full. Only file reads
+// refused it: a control phone staged the state folder's lan.json and read
+// it with git.diff (every device's stored secret, so it then called as the
+// full device), and git.discard deleted the request log and the pairings.
+// The host now refuses the whole project below full, for every method.
+func TestAProjectHoldingTheStateFolderIsServedOnlyAtFull(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, map[string]string{"README.md": "hi\n"})
+	state := filepath.Join(dir, "st")
+	gittest.Write(t, dir, map[string]string{"st/lan.json": `{"devices":[{"id":"lan-full","stored":"U0VDUkVU"}]}` + "\n", "st/requests.log": "line\n"})
+	gittest.Git(t, dir, "add", "st/requests.log")
+	gittest.Git(t, dir, "commit", "-qm", "the log, tracked by mistake")
+
+	serve := func(g trust.Grant, ruleOff bool) (*host, string) {
+		reg := rpc.NewRegistry()
+		if err := methods.Register(reg); err != nil {
+			t.Fatal(err)
+		}
+		h := &host{grant: g, events: make(chan rpc.Event, 64), ids: map[string]string{}}
+		targets := rpc.NewTargets(fsguard.Options{Home: "/nonexistent-home", StateDir: state}, gate.Options{})
+		tg, err := targets.Add(dir, trust.Served, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Host = rpc.NewHost(rpc.HostOptions{Registry: reg, Targets: targets, Grants: h, FullAccess: h.switchOn.Load,
+			Events: func(string, rpc.Event) {}, ProjectRuleOffForTest: ruleOff})
+		t.Cleanup(func() { h.Close(); targets.Close() })
+		return h, tg.ID
+	}
+
+	// The attack without the rule: files.read is refused, git is not.
+	h, id := serve(trust.Control, true)
+	h.refused(t, "files.read", map[string]any{"target": id, "path": "st/lan.json"}, rpc.CodeRefused, "holds gatehouse's own data")
+	h.ok(t, "git.stage", map[string]any{"target": id, "paths": []string{"st/lan.json"}}, nil)
+	var d struct{ Diff string }
+	h.ok(t, "git.diff", map[string]any{"target": id, "staged": true, "path": "st/lan.json"}, &d)
+	if !strings.Contains(d.Diff, "U0VDUkVU") {
+		t.Fatalf("without the rule the staged lan.json did not show (%q): this test shows nothing", d.Diff)
+	}
+	gittest.Git(t, dir, "reset", "-q")
+
+	// The rule: every method naming the project refuses it below full.
+	for _, g := range []trust.Grant{trust.View, trust.Control} {
+		h, id := serve(g, false)
+		for _, c := range []struct {
+			method string
+			params map[string]any
+		}{
+			{"git.status", map[string]any{"target": id}},
+			{"git.diff", map[string]any{"target": id, "staged": true}},
+			{"git.log", map[string]any{"target": id}},
+			{"git.stage", map[string]any{"target": id, "paths": []string{"st/lan.json"}}},
+			{"git.discard", map[string]any{"target": id, "paths": []string{"st/requests.log"}}},
+			{"files.list", map[string]any{"target": id, "path": ""}},
+		} {
+			if g == trust.View && (c.method == "git.stage" || c.method == "git.discard") {
+				continue // refused by scope first
+			}
+			h.refused(t, c.method, c.params, rpc.CodeRefused, "This project holds gatehouse's own data")
+		}
+	}
+	// Full sees it, as the person at the computer does.
+	h, id = serve(trust.Full, false)
+	h.ok(t, "git.status", map[string]any{"target": id}, nil)
+}
