@@ -9,8 +9,11 @@ import (
 // A patch is git's diff output, cut into one section per file. The secret
 // filter keeps or drops whole sections, by every name a section carries:
 // its "diff " line, the ---/+++ headers before its first hunk, and rename
-// from/to and copy from/to lines (seed Round 10). A section whose names
-// cannot all be read is dropped too: the filter fails closed.
+// from/to and copy from/to lines, so a secret renamed or copied to an
+// innocent name is still dropped (TestSectionNames and
+// FuzzNoHeaderHidesASecret in gate/patch_test.go).
+// A section whose names cannot all be read is dropped too: the filter fails
+// closed.
 //
 // In git's output a line that starts with "diff " is always a file's header:
 // every line of a hunk starts with its prefix columns (' ', '+' or '-', one

@@ -36,9 +36,10 @@ type StageResult struct {
 
 // Stage stages or unstages changes. Staging never takes a hard-linked file
 // from a device (its copy would later leak through a diff or a push): a
-// named one is refused, and "all" refuses the whole call naming it (seed
-// Round 12). Below full, secret files are left out of "all" and refused
-// when named. Unstaging a rename also resets its old path.
+// named one is refused, and "all" refuses the whole call naming it
+// (TestHardLinksNeverReachGitFromAPhone in gate/attacks_test.go). Below
+// full, secret files are left out of "all" and refused when named.
+// Unstaging a rename also resets its old path.
 func (r *Repo) Stage(ctx context.Context, t trust.Trust, g trust.Grant, o StageOptions) (*StageResult, error) {
 	var paths []string
 	if !o.All {

@@ -10,9 +10,10 @@ import (
 )
 
 // Params nested 10,000 levels deep, sent over a real LAN connection, are
-// answered as a parameter refusal. Before issue 14 the host could not decode
-// the envelope (encoding/json stops at 10,000 levels), answered HTTP 400, and
-// the device told its person "That computer is not connected."
+// answered as a parameter refusal. Before rpc's parseRequest set such params
+// aside (rpc/envelope.go), the host could not decode the envelope
+// (encoding/json stops at 10,000 levels), answered HTTP 400, and the device
+// told its person "That computer is not connected."
 func TestDeepParamsOverTheLAN(t *testing.T) {
 	f := newFixture(t, nil)
 	p, err := f.pair(t, trust.View)
