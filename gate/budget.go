@@ -34,7 +34,7 @@ type MemoryBudget struct {
 // memory, at least one child's bound of perChildMiB).
 func NewMemoryBudget(totalMiB, perChildMiB int) *MemoryBudget {
 	per := int64(memoryLimit(Options{MemoryLimitMiB: perChildMiB}))
-	total := int64(totalMiB) << 20
+	total := int64(min(totalMiB, MaxMemoryMiB)) << 20
 	if totalMiB <= 0 {
 		total = physicalMemory() / 2
 	}

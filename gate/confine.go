@@ -27,16 +27,21 @@ const (
 	// it git's own mappings (libraries, index, the forced pack windows)
 	// no longer fit.
 	MinMemoryLimitMiB = 256
+	// MaxMemoryMiB is the largest bound a setting may ask for, per child or
+	// in total (1 PiB, more than any computer has): a larger number in MiB
+	// would overflow the byte count. A value of 2^44 MiB wrapped to 0 bytes
+	// and a closed child got the default 1 GiB while doctor said "0 GiB".
+	MaxMemoryMiB = 1 << 30
 )
 
 // memoryLimit is the bound in bytes for the options: the default when
-// unset, never below the minimum.
+// unset, never below the minimum nor above the maximum.
 func memoryLimit(opts Options) uint64 {
 	mib := opts.MemoryLimitMiB
 	if mib == 0 {
 		mib = DefaultMemoryLimitMiB
 	}
-	return uint64(max(mib, MinMemoryLimitMiB)) << 20
+	return uint64(min(max(mib, MinMemoryLimitMiB), MaxMemoryMiB)) << 20
 }
 
 // ErrWallBroken is the refusal of every closed call when the kernel claims

@@ -125,7 +125,7 @@ func newDoHost(projects []string, g trust.Grant, switchOn bool) (*rpc.Host, func
 	home, _ := os.UserHomeDir()
 	state, _ := trust.DefaultDir()
 	config, _ := trust.DefaultConfigDir()
-	targets := rpc.NewTargets(fsguard.Options{Home: home, StateDir: state, ConfigDir: config}, gate.Options{})
+	targets := rpc.NewTargets(fsguard.Options{Home: home, StateDir: state, ConfigDir: config}, doGateOptions(state, config))
 	for _, p := range projects {
 		if _, err := targets.Add(p, trust.Served, ""); err != nil {
 			targets.Close()
@@ -176,4 +176,23 @@ func doTarget(params json.RawMessage, host *rpc.Host, method string) (json.RawMe
 		return nil, err
 	}
 	return json.Marshal(filled)
+}
+
+// doGateOptions are the memory bounds serve would use, from the settings
+// file (serve's hostOptions): do ran every closed git with the default
+// 1 GiB whatever gitMemoryLimitMiB said, so it did not run a method as the
+// host would. Folders that do not exist yet are not made for it (the
+// defaults hold), and folders another user could replace are not read.
+func doGateOptions(state, config string) gate.Options {
+	for _, dir := range []string{state, config} {
+		if _, err := os.Stat(dir); err != nil {
+			return gate.Options{}
+		}
+	}
+	store, err := trust.OpenStoreWithConfig(state, config)
+	if err != nil || store.Guard() != nil {
+		return gate.Options{}
+	}
+	set := store.Settings()
+	return gate.Options{MemoryLimitMiB: set.GitMemoryLimitMiB, Budget: gate.NewMemoryBudget(set.GitMemoryTotalMiB, set.GitMemoryLimitMiB)}
 }

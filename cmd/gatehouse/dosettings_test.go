@@ -1,0 +1,32 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// gatehouse do runs a method as serve would: with the settings file's
+// memory bounds, not the default whatever the file says; and it makes no
+// state folder that does not exist yet.
+func TestDoTakesTheMemoryBoundsFromTheSettings(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "settings.json"), []byte(`{"gitMemoryLimitMiB":300,"gitMemoryTotalMiB":900}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := doGateOptions(state, state)
+	if o.MemoryLimitMiB != 300 || o.Budget == nil || o.Budget.Total() != 900<<20 {
+		t.Fatalf("do's gate options %+v (budget %v), want a 300 MiB bound and a 900 MiB budget from the settings", o, o.Budget)
+	}
+	none := filepath.Join(dir, "none")
+	if o := doGateOptions(none, none); o.MemoryLimitMiB != 0 || o.Budget != nil {
+		t.Fatalf("with no state folder do's options are %+v, want the defaults", o)
+	}
+	if _, err := os.Stat(none); err == nil {
+		t.Fatal("do made a state folder that did not exist")
+	}
+}
