@@ -19,11 +19,14 @@ func init() {
 		summary: "print the method table and the gate's lists",
 		usage:   "[--format text|json]",
 		help: `Prints what gatehouse enforces, from the declarations themselves: every method
-with its scope, lane, read-only flag, once (sendId) and switch; the options
-and environment the gate forces on every git call and on every call for a phone
-with the switch off; the Change gate's allowlist and the Read gate's refusals,
-each with its reason; and how each config key git documents as running a
-program, reaching the network or naming a file is handled.
+with its scope, lane, read-only flag, once (sendId) and switch (and, in JSON,
+its parameters and reply); the options and environment the gate forces on
+every git call and on every call for a phone with the switch off; the flags
+each git subcommand gatehouse runs always carries, and those a closed call
+adds; the environment gh is started with; the Change gate's allowlist and the
+Read gate's refusals, each with its reason; and how each config key git
+documents as running a program, reaching the network or naming a file is
+handled.
 
 A golden copy is kept in testdata and compared by a test, so any change to
 the policy shows in review.`,
@@ -66,9 +69,11 @@ type methodRow struct {
 }
 
 type policyDoc struct {
-	Methods []methodRow       `json:"methods"`
-	Limits  map[string]int    `json:"limits"`
-	Gate    gate.PolicyTables `json:"gate"`
+	Methods     []methodRow       `json:"methods"`
+	Limits      map[string]int    `json:"limits"`
+	Gate        gate.PolicyTables `json:"gate"`
+	Subcommands []gate.PolicySub  `json:"subcommands"`
+	GH          gate.PolicyGH     `json:"gh"`
 }
 
 func policy() (policyDoc, error) {
@@ -82,6 +87,8 @@ func policy() (policyDoc, error) {
 	}
 	d.Limits = rpc.Limits()
 	d.Gate = gate.Policy()
+	d.Subcommands = gate.PolicySubs()
+	d.GH = gate.PolicyGHEnv()
 	return d, nil
 }
 
@@ -104,6 +111,8 @@ func printPolicy(w io.Writer, d policyDoc) {
 	section("Forced for a phone with the switch off:", d.Gate.Closed)
 	section("  ... and on calls that need no network:", d.Gate.ClosedOffline)
 	section("  ... and in the environment:", d.Gate.ClosedEnv)
+	printGitFlags(w, d.Subcommands)
+	printGH(w, d.GH)
 	rules := func(title string, rs []gate.PolicyRule) {
 		fmt.Fprintf(w, "\n%s\n", title)
 		for _, r := range rs {
@@ -124,4 +133,46 @@ func printPolicy(w io.Writer, d policyDoc) {
 		}
 		fmt.Fprintf(w, "  %s: %s%s; %s\n", k.Pattern, k.Handled, by, k.Reason)
 	}
+}
+
+// printGitFlags prints each git subcommand with the flags it always
+// carries and those a closed call adds.
+func printGitFlags(w io.Writer, subs []gate.PolicySub) {
+	fmt.Fprintf(w, "\nFlags of each git subcommand (right after its name; closed: added for a phone with the switch off):\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, s := range subs {
+		var parts []string
+		if len(s.Flags) > 0 {
+			parts = append(parts, strings.Join(s.Flags, " "))
+		}
+		if len(s.ClosedFlags) > 0 {
+			parts = append(parts, "closed: "+strings.Join(s.ClosedFlags, " "))
+		}
+		if len(parts) == 0 {
+			parts = append(parts, "-")
+		}
+		var marks []string
+		if s.ReadOnly {
+			marks = append(marks, "read-only")
+		}
+		if s.Network {
+			marks = append(marks, "network")
+		}
+		if s.EndOfOptions {
+			marks = append(marks, "--end-of-options")
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.Name, strings.Join(marks, ", "), strings.Join(parts, "; "))
+	}
+	tw.Flush()
+}
+
+// printGH prints the environment gh is started with.
+func printGH(w io.Writer, g gate.PolicyGH) {
+	fmt.Fprintf(w, "\nEnvironment of every gh call:\n")
+	fmt.Fprintf(w, "  kept from the caller: %s\n", strings.Join(g.Kept, ", "))
+	fmt.Fprintf(w, "  ... and in a checkout, when gatehouse runs in the person's own environment: %s\n", strings.Join(g.KeptOwnConfig, ", "))
+	fmt.Fprintf(w, "  set: %s\n", strings.Join(g.Forced, ", "))
+	fmt.Fprintf(w, "  ... and for a phone with the switch off: %s\n", strings.Join(g.ClosedForced, ", "))
+	fmt.Fprintf(w, "  the checkout: %s\n", g.Pinned)
+	fmt.Fprintf(w, "  git's options: %s\n", g.GitConfig)
 }
