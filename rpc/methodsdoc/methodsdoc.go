@@ -126,6 +126,11 @@ field marked ` + "`?`" + ` may be left out. What the columns mean:
 - **Once**: a change that must not run twice; it takes a ` + "`sendId`" + `, and a
   repeat under the same id gets the first answer.
 
+The parameters are written from the Go type each method decodes its request
+into, and Once from whether that type embeds ` + "`rpc.SendID`" + ` (rpc/registry.go
+Register), so neither can say other than what the host accepts; a value
+after a colon (` + "`thumb|full`" + `) is what the parameter takes.
+
 ` + "`gatehouse do METHOD [JSON | - | @FILE]`" + ` runs any of them on this computer,
 ` + "`gatehouse call`" + ` on another; ` + "`gatehouse policy`" + ` prints the same table with the
 gate's lists.
