@@ -336,7 +336,7 @@ func (r *Repo) Show(ctx context.Context, t trust.Trust, g trust.Grant, oid, path
 	s.Commit.Author, s.Commit.Subject = strings.TrimRight(author, " "), strings.TrimRight(subject, " ")
 	s.Message = clipUTF8(strings.TrimRight(body, "\n"), maxShownMessage)
 	var buf bytes.Buffer
-	s.HiddenSecrets = r.filterPatch(&buf, patch, v, false)
+	s.HiddenSecrets = r.filterPatch(&buf, patch, v, !commitLinksShownForTest) // a link's section, as the work tree's and the index's diffs (visible.go)
 	s.Diff, s.Truncated = cut(buf.Bytes(), res.truncated)
 	return s, nil
 }

@@ -29,10 +29,14 @@ const (
 // full grant a secret file is hidden (the secret-file rules of fsguard's
 // Root.Secret, a matter of the name); for every device a file whose work
 // tree copy is hard-linked elsewhere is hidden, since its bytes are another
-// file's (fsguard's Root.HardLinked). worktree says the work tree's copy is
-// what the caller reads or writes; a diff of the index or a commit's
-// content does not go through the link, so then only the name counts. The
-// secret comes first: a hard-linked secret is refused as a secret.
+// file's (fsguard's Root.HardLinked). worktree says the work tree's copy
+// counts: for what the caller reads or writes through it, and for every
+// diff a device sees, of the work tree, the index or a commit, since the
+// index and the commit took their bytes from that copy (a link to
+// ~/.ssh/id_rsa committed as notes.txt showed the key in git.show while
+// git.diff hid it). A path the caller names is judged by its name alone
+// (refuseNamed): the diff then leaves the linked section out. The secret
+// comes first: a hard-linked secret is refused as a secret.
 //
 // A section of a patch whose names could not all be read is hidden too; that
 // is Repo.hides's part, since only a patch has such names.
@@ -50,12 +54,15 @@ func (r *Repo) hidden(v viewer, path string, worktree bool) hiding {
 
 // refuseNamed is Diff's and Show's answer for the one path a viewer named:
 // ErrSecret for a secret it may not see. The name is all that counts here
-// (worktree false): a hard-linked file's sections of a work-tree diff are
-// left out by filterPatch, while a commit's or the index's content of it
-// is not the linked file's.
+// (worktree false): a hard-linked file's sections of any diff are left out
+// by filterPatch.
 func (r *Repo) refuseNamed(v viewer, path string) error {
 	if r.hidden(v, path, false) == secretHidden {
 		return ErrSecret
 	}
 	return nil
 }
+
+// commitLinksShownForTest judges a commit's sections by their names alone,
+// as Show did, to show what leaving out a linked path's section stops.
+var commitLinksShownForTest bool
