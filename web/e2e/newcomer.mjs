@@ -76,7 +76,14 @@ try {
   await page.goBack();
   await page.getByRole('button', { name: 'src/', exact: true }).waitFor();
   check(/\/files$/.test(hash(page)), `back to the files tab: ${hash(page)}`);
-  step('reload, back and forward keep the screen');
+  // An address edited by hand that names no screen shows the projects and
+  // says why, instead of leaving the last screen under the new address.
+  await page.evaluate(() => { location.hash = location.hash.replace(/\/files$/, '/file/src/x.txt?line=abc'); });
+  await page.getByText('This address does not name a screen of this page').waitFor();
+  await page.getByRole('heading', { name: 'Projects' }).waitFor();
+  check(hash(page) === '', `the address after one that names no screen: ${hash(page)}`);
+  await page.goBack();
+  step('reload, back and forward keep the screen; a bad address shows the projects');
 
   // 2. Icons are drawn: no emoji in the folder list, an SVG per row.
   await page.getByRole('button', { name: 'src/', exact: true }).click();

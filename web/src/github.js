@@ -44,7 +44,7 @@ export async function github(p, st = {}) {
 }
 
 // noGitHubRemote asks the host once per visit of the tab whether the
-// project has a GitHub repository (gate.ErrNoGitHub's sentence, "This
+// project has a GitHub repository (github.ErrNoRemote's sentence, "This
 // project has no GitHub remote."); any other answer lets the tab draw,
 // and the lists say their own refusal.
 async function noGitHubRemote(p, st) {

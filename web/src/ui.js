@@ -447,7 +447,12 @@ window.addEventListener('popstate', (ev) => {
     const e = current();
     return void paint(e, e.scroll, true);
   }
-  restore(key, routeOf(location.hash));
+  // An address typed or edited by hand that names no screen (a bad line
+  // number, a '..' segment) left the last screen up under the new address:
+  // show the projects instead, and say why.
+  if (restore(key, routeOf(location.hash)) === undefined) {
+    restore(null, '').then(() => note('This address does not name a screen of this page, so here are your projects.'));
+  }
 });
 
 // pages loads a paged list into el: fetch(offset) gives {items, next};
