@@ -636,6 +636,9 @@ func runDevicesName(e *env, args []string) int {
 	if store == nil {
 		return code
 	}
+	if other := deviceWithID(store, name); other != "" && other != args[0] {
+		return usageError(e, c, "%s is another device's id; a name that reads as one would be taken for that device in every list", shown(other))
+	}
 	_, err := lan.Control(store.Dir(), lan.ControlRequest{Op: "rename", Device: args[0], Name: name})
 	switch {
 	case err == nil:
@@ -813,4 +816,21 @@ func notOnAccount[G any](grants map[string]G, seen map[string]bool) []string {
 	}
 	sort.Strings(rest)
 	return rest
+}
+
+// deviceWithID is the id of a device, LAN or relay, that name spells
+// (letter case aside), or "". The red team named one device by another's
+// id: accepted, and 'devices' then listed "lan-A (lan-B)".
+func deviceWithID(store *trust.Store, name string) string {
+	for _, d := range store.LAN().Devices {
+		if strings.EqualFold(d.ID, name) {
+			return d.ID
+		}
+	}
+	for id := range store.Grants() {
+		if strings.EqualFold(id, name) {
+			return id
+		}
+	}
+	return ""
 }
