@@ -3,6 +3,8 @@ package fsguard
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/gatehouse/gatehouse/internal/hfsname"
 )
 
 // MaxPath bounds a path parameter, in bytes.
@@ -46,25 +48,12 @@ func ValidatePath(unsafePath string) (string, error) {
 // "git~1", or with code points HFS+ ignores in a name (".g\u200cit"), as
 // git's own is_hfs_dotgit reads them (utf8.c, next_hfs_char: CVE-2014-9390).
 func IsGitName(seg string) bool {
-	seg = strings.Map(func(r rune) rune {
-		if hfsIgnored(r) {
-			return -1
-		}
-		return r
-	}, seg)
+	seg = hfsname.Strip(seg)
 	if i := strings.IndexByte(seg, ':'); i >= 0 {
 		seg = seg[:i]
 	}
 	seg = strings.TrimRight(seg, ". ")
 	return strings.EqualFold(seg, ".git") || strings.EqualFold(seg, "git~1")
-}
-
-// hfsIgnored reports whether HFS+ leaves r out of a file name, so that
-// ".g\u200cit" opens .git there: git's list in utf8.c (next_hfs_char), the
-// zero-width joiners, the directional marks and embeddings, the deprecated
-// format characters U+206A–U+206F and the byte order mark.
-func hfsIgnored(r rune) bool {
-	return r >= 0x200c && r <= 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x206a && r <= 0x206f || r == 0xfeff
 }
 
 // hasGitSegment reports whether any segment of a clean relative path is a

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/gatehouse/gatehouse/internal/hfsname"
 )
 
 // Matcher answers whether a path is secret. It is built once from a rule
@@ -61,6 +62,11 @@ func (m *Matcher) Rules() []Rule { return m.rules }
 // anything: a caller holding a symlink asks again with what it resolves to.
 func (m *Matcher) Match(unsafePath string) (Rule, bool) {
 	r, ok, _ := m.match(unsafePath)
+	if !ok && hfsname.Has(unsafePath) {
+		// On a Mac's HFS+ disk ".e\u200cnv" opens .env: judge the name as
+		// that file system reads it too.
+		r, ok, _ = m.match(hfsname.Strip(unsafePath))
+	}
 	return r, ok
 }
 
