@@ -56,8 +56,11 @@ func newTestHost(t *testing.T) *testHost {
 	reg := NewRegistry()
 	type p struct {
 		Target string `json:"target,omitempty"`
-		SendID string `json:"sendId,omitempty"`
 		Fail   bool   `json:"fail,omitempty"`
+	}
+	type onceP struct { // test.count is once: its parameters embed SendID
+		p
+		SendID
 	}
 	for _, m := range []struct {
 		meth Method
@@ -74,19 +77,6 @@ func newTestHost(t *testing.T) *testHost {
 			}},
 		{Method{Name: "test.record", Scope: trust.View, Lane: LaneOrdered, Wait: 5 * time.Second},
 			func(ctx context.Context, c *Call, _ p) (any, error) { th.trusts <- c.Trust; return "ok", nil }},
-		{Method{Name: "test.count", Scope: trust.Control, Lane: LaneBackground, Once: true, Wait: 5 * time.Second},
-			func(ctx context.Context, c *Call, q p) (any, error) {
-				n := th.runs.Add(1)
-				th.started <- "count"
-				select {
-				case <-th.release:
-				case <-time.After(50 * time.Millisecond):
-				}
-				if q.Fail && n == 1 {
-					return nil, refusal.New(refusal.Refused, "x", "Failed once.")
-				}
-				return map[string]int64{"run": n}, nil
-			}},
 		{Method{Name: "test.big", Scope: trust.View, Lane: LaneRead, ReadOnly: true},
 			func(ctx context.Context, c *Call, _ p) (any, error) { return strings.Repeat("x", PageBudget), nil }},
 		{Method{Name: "test.slow", Scope: trust.View, Lane: LaneSlowRead, ReadOnly: true},
@@ -97,6 +87,21 @@ func newTestHost(t *testing.T) *testHost {
 		if err := Register(reg, m.meth, m.h); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := Register(reg, Method{Name: "test.count", Scope: trust.Control, Lane: LaneBackground, Wait: 5 * time.Second},
+		func(ctx context.Context, c *Call, q onceP) (any, error) {
+			n := th.runs.Add(1)
+			th.started <- "count"
+			select {
+			case <-th.release:
+			case <-time.After(50 * time.Millisecond):
+			}
+			if q.Fail && n == 1 {
+				return nil, refusal.New(refusal.Refused, "x", "Failed once.")
+			}
+			return map[string]int64{"run": n}, nil
+		}); err != nil {
+		t.Fatal(err)
 	}
 	th.Host = NewHost(HostOptions{Registry: reg, Targets: NewTargets(fsguard.Options{}, gate.Options{}), Grants: th.grants,
 		FullAccess: th.switchOn.Load})

@@ -64,8 +64,7 @@ type Method struct {
 
 	// Once is set by Register: true when the parameters embed SendID, so
 	// the method takes an optional sendId and a repeat under it is
-	// answered the first answer. A declaration leaves it unset (but see
-	// legacyForms).
+	// answered the first answer. A declaration leaves it unset.
 	Once bool
 	// Params is set by Register from the parameters' type: their JSON
 	// names in encoding/json's order, "?" after one that may be left out
@@ -162,16 +161,14 @@ func Register[P any](r *Registry, m Method, h func(ctx context.Context, c *Call,
 	return nil
 }
 
-// legacyForms accepts, for now, the form every once-method was declared in
+// legacyFormsForTest accepts the form every once-method was declared in
 // before Register derived Once: Once set by hand beside a plain sendId field
 // (checked to agree), and a plain sendId field on a method that is not once
-// (never filled: the dispatcher refuses such a request). Every method
-// gatehouse serves is converted (rpc/methods/table_test.go); the last users
-// are the test methods of rpc/host_test.go, and it goes with them.
-// legacyFormsOffForTest shows what Register refuses once it goes.
-var legacyFormsOffForTest atomic.Bool
+// (never filled: the dispatcher refuses such a request). Only a test turns
+// it on, to show what that form let through.
+var legacyFormsForTest atomic.Bool
 
-func legacyForms() bool { return !legacyFormsOffForTest.Load() }
+func legacyForms() bool { return legacyFormsForTest.Load() }
 
 // derive sets what the parameters' type says (Params, Once, takesTarget),
 // refusing a type the dispatcher and the handler would read differently.

@@ -38,9 +38,11 @@ func TestOnceComesFromSendID(t *testing.T) {
 		Target string `json:"target"`
 		SendID string `json:"sendId,omitempty"`
 	}
-	// Without the rule (the transitional form, still accepted): a plain
-	// sendId field on a method not declared Once is accepted, and a call
-	// under a sendId is refused.
+	// Without the rule (the old form, accepted again for this part): a
+	// plain sendId field on a method not declared Once is accepted, and a
+	// call under a sendId is refused.
+	legacyFormsForTest.Store(true)
+	t.Cleanup(func() { legacyFormsForTest.Store(false) })
 	reg := NewRegistry()
 	var runs atomic.Int64
 	count := func(context.Context, *Call, plain) (any, error) { return runs.Add(1), nil }
@@ -55,8 +57,7 @@ func TestOnceComesFromSendID(t *testing.T) {
 	}
 
 	// With the rule: refused at registration, with either half by hand.
-	legacyFormsOffForTest.Store(true)
-	t.Cleanup(func() { legacyFormsOffForTest.Store(false) })
+	legacyFormsForTest.Store(false)
 	for _, m := range []Method{
 		{Name: "test.plain", Scope: trust.Full, Lane: LaneBackground},
 		{Name: "test.plainOnce", Scope: trust.Full, Lane: LaneBackground, Once: true},
