@@ -771,11 +771,6 @@ func toolRules(r *Repo, in *install, git, tool string, writable []string) ([]rul
 	for _, dir := range writable {
 		rules = append(rules, rule{dir, fsWrite})
 	}
-	if r != nil {
-		for _, dir := range r.toolWritableForTest {
-			rules = append(rules, rule{dir, fsWrite})
-		}
-	}
 	// Where the environment gh keeps (ghKeepEnv) moves its configuration
 	// or its certificates out of the places read above.
 	for _, v := range []string{"GH_CONFIG_DIR", "XDG_CONFIG_HOME", "SSL_CERT_FILE", "SSL_CERT_DIR"} {

@@ -90,9 +90,6 @@ type Repo struct {
 	// plain start, so a test shows gh (and the git it runs) outside both
 	// walls.
 	toolOutsideWallsForTest bool
-	// toolWritableForTest are folders a test's fake gh may write in (its
-	// record of each call), inside the kernel wall.
-	toolWritableForTest []string
 
 	started atomic.Int64 // git processes started, for tests and doctor
 }
