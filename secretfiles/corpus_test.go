@@ -11,7 +11,8 @@ import (
 	"testing"
 )
 
-// The corpus scores the table against the public record (issue 13, item 2):
+// The corpus scores the table against the public record
+// (docs/secret-rules.md, "Where the rules come from"):
 // testdata/secret-paths.tsv holds secret files taken from the secret scanners'
 // file rules and the vendors' documentation of where their tools keep
 // credentials; testdata/lookalike-paths.tsv holds files that share their names
@@ -26,8 +27,8 @@ import (
 var corpusReport = flag.Bool("corpus.report", false, "log every corpus miss, not only the first 40")
 
 const (
-	minRecall     = 0.95 // issue 13: recall ≥ 95 %
-	maxFalsePos   = 0.01 // issue 13: false positives ≤ 1 %
+	minRecall     = 0.95 // the bar: recall ≥ 95 %
+	maxFalsePos   = 0.01 // and false positives ≤ 1 %
 	minCorpusSize = 450  // each file, so one entry moves the score by at most 0.22 %
 	shownMisses   = 40
 )
@@ -145,11 +146,11 @@ func TestCorpusWellFormed(t *testing.T) {
 	}
 }
 
-// TestCorpusScore holds the Default table to issue 13's bar: recall ≥ 95 % on
+// TestCorpusScore holds the Default table to its bar: recall ≥ 95 % on
 // the secret paths, false positives ≤ 1 % on the look-alikes. It logs the
 // score per kind, the first misses and every false positive, so whoever
-// extends the table sees what is left. It is expected to fail until the table
-// from the public record lands; never edit the corpus to make it pass.
+// extends the table sees what is left. Never edit the corpus to make it
+// pass: fix the rules.
 func TestCorpusScore(t *testing.T) {
 	secrets := loadCorpus(t, "secret-paths.tsv")
 	looks := loadCorpus(t, "lookalike-paths.tsv")
@@ -170,8 +171,8 @@ func TestCorpusScore(t *testing.T) {
 	}
 
 	if recall < minRecall || fpRate > maxFalsePos {
-		t.Errorf("corpus score below issue 13's bar: recall %.1f %% (want ≥ %.0f %%), false positives %.1f %% (want ≤ %.0f %%); "+
-			"expected to fail until secretfiles/rules.go holds the table from the public record (issue 13 item 1); "+
+		t.Errorf("corpus score below the bar: recall %.1f %% (want ≥ %.0f %%), false positives %.1f %% (want ≤ %.0f %%); "+
+			"the table in secretfiles/rules.go comes from the public record (docs/secret-rules.md); "+
 			"fix the rules, never the corpus (run with -v -corpus.report to see every miss)",
 			100*recall, 100*minRecall, 100*fpRate, 100*maxFalsePos)
 	}

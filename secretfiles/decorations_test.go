@@ -250,6 +250,7 @@ func TestDecorationFalsePositives(t *testing.T) {
 // sixteenth of maxSteps, so that a new form cannot bring a real name near
 // the refusal unnoticed.
 func TestCorpusCopies(t *testing.T) {
+	t.Parallel()
 	m, g := Default(), defaultGrammar()
 	secrets := loadCorpus(t, "secret-paths.tsv")
 	looks := loadCorpus(t, "lookalike-paths.tsv")
