@@ -48,11 +48,9 @@ func (r *Repo) Commit(ctx context.Context, t trust.Trust, message string, push b
 	if len(staged) == 0 {
 		return nil, ErrNothingToCommit
 	}
-	if !t.IsDesktop() {
-		for _, p := range staged {
-			if r.root.HardLinked(p) {
-				return nil, refuseHardLinked(p, "commit")
-			}
+	for _, p := range staged { // commit is full-only: what is hidden from it is a hard link (Repo.hidden)
+		if r.hidden(viewer{t, trust.Full}, p, true) == linkHidden {
+			return nil, refuseHardLinked(p, "commit")
 		}
 	}
 	opts := []string{"-q", "--file=-", "--cleanup=strip"}
