@@ -8,7 +8,7 @@ import (
 	"github.com/gatehouse/gatehouse/trust"
 )
 
-// Issue 11: git writes "diff --cc NAME" for a merge that differs from every
+// Found by review: git writes "diff --cc NAME" for a merge that differs from every
 // parent and for an unmerged path, and the splitter once started a section
 // only at "diff --git": the secret rode in the file before it, or in the
 // unfiltered head, to a view phone. Each case first shows the secret

@@ -3,13 +3,16 @@
 package gate
 
 import (
+	"bufio"
 	"bytes"
-	"compress/zlib"
+	"compress/flate"
 	"context"
 	"crypto/sha1"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/adler32"
 	"io"
 	"os"
 	"os/exec"
@@ -240,30 +243,46 @@ func TestWallNoNetworkForLocalCalls(t *testing.T) {
 
 // hugeCommit writes a loose commit whose message inflates to size bytes of
 // one letter (a few MB on disk), and points the branch at it.
+//
+// Deflating 3 GiB in Go took four minutes under the race detector, most of
+// this package's test time. So one MiB of the message is deflated once and
+// its blocks are written again and again: deflate's back-references are
+// relative and reach only into that MiB (RFC 1951, 3.2.5), and each piece
+// ends on a byte boundary (a sync flush), so the repeats inflate to the same
+// bytes. zlib's checksum of the whole is combined from the pieces' as zlib's
+// adler32_combine does (zlib's adler32.c); git checks it at the end of every
+// inflate. TestHugeCommitIsAValidObject has git read a small one back.
 func hugeCommit(t *testing.T, dir string, size int64) {
 	t.Helper()
 	tree := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD^{tree}"))
 	head := "tree " + tree + "\nauthor A <a@b.c> 0 +0000\ncommitter A <a@b.c> 0 +0000\n\n"
+	header := []byte(fmt.Sprintf("commit %d\x00%s", int64(len(head))+size, head))
+	chunk := bytes.Repeat([]byte("x"), 1<<20)
+	tail := chunk[:size%int64(len(chunk))]
+
 	objects := filepath.Join(dir, ".git", "objects")
 	tmp, err := os.CreateTemp(objects, "huge-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tmp.Close()
-	zw, err := zlib.NewWriterLevel(tmp, zlib.BestSpeed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := bufio.NewWriter(tmp)
+	w.Write([]byte{0x78, 0x01}) // zlib's header: deflate, 32 KiB window, fastest
 	h := sha1.New()
-	w := io.MultiWriter(h, zw)
-	fmt.Fprintf(w, "commit %d\x00%s", int64(len(head))+size, head)
-	chunk := bytes.Repeat([]byte("x"), 1<<20)
-	for n := size; n > 0; n -= int64(len(chunk)) {
-		if _, err := w.Write(chunk[:min(n, int64(len(chunk)))]); err != nil {
-			t.Fatal(err)
-		}
+	h.Write(header)
+	w.Write(deflated(t, header, false))
+	sum := adler32.Checksum(header)
+	whole, chunkSum, chunkDeflated := size/int64(len(chunk)), adler32.Checksum(chunk), deflated(t, chunk, false)
+	for range whole {
+		h.Write(chunk)
+		w.Write(chunkDeflated)
+		sum = adler32Combine(sum, chunkSum, int64(len(chunk)))
 	}
-	if err := zw.Close(); err != nil {
+	h.Write(tail)
+	w.Write(deflated(t, tail, true)) // the last block
+	sum = adler32Combine(sum, adler32.Checksum(tail), int64(len(tail)))
+	w.Write(binary.BigEndian.AppendUint32(nil, sum))
+	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	oid := hex.EncodeToString(h.Sum(nil))
@@ -276,6 +295,70 @@ func hugeCommit(t *testing.T, dir string, size int64) {
 	// Not git update-ref: it would inflate the object to check it.
 	if err := os.WriteFile(filepath.Join(dir, ".git", "refs", "heads", "main"), []byte(oid+"\n"), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// deflated is data as raw deflate blocks that need nothing before them:
+// ended by a sync flush, or as the stream's last block when last.
+func deflated(t *testing.T, data []byte, last bool) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	fw, err := flate.NewWriter(&b, flate.BestSpeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if last {
+		err = fw.Close()
+	} else {
+		err = fw.Flush()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// adler32Combine is the Adler-32 of x followed by y from their own sums and
+// y's length (zlib's adler32_combine): the first sum is 1 plus the bytes,
+// so it adds without the second's 1; the second sums the first after every
+// byte, so each of y's bytes adds x's first sum less 1 once more.
+func adler32Combine(x, y uint32, lenY int64) uint32 {
+	const mod = 65521
+	ax, bx, ay, by := uint64(x&0xffff), uint64(x>>16), uint64(y&0xffff), uint64(y>>16)
+	a := (ax + ay + mod - 1) % mod
+	b := (bx + by + uint64(lenY%mod)*((ax+mod-1)%mod)) % mod
+	return uint32(b<<16 | a)
+}
+
+// The commit hugeCommit writes piece by piece is one git takes: it reads
+// it back whole (checking zlib's checksum), and its bytes hash to its name.
+func TestHugeCommitIsAValidObject(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, nil)
+	const size = 3<<20 + 12345 // three whole pieces and a tail
+	hugeCommit(t, dir, size)
+	var stderr bytes.Buffer
+	cmd := exec.Command("git", "cat-file", "commit", "HEAD")
+	cmd.Dir, cmd.Stderr = dir, &stderr
+	body, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git cat-file: %v %q", err, stderr.String())
+	}
+	oid := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD"))
+	h := sha1.New()
+	fmt.Fprintf(h, "commit %d\x00", len(body))
+	h.Write(body)
+	if got := hex.EncodeToString(h.Sum(nil)); got != oid {
+		t.Fatalf("HEAD is %s, its bytes hash to %s", oid, got)
+	}
+	if !bytes.HasSuffix(body, bytes.Repeat([]byte("x"), size)) {
+		t.Fatalf("the message is not %d x's: %d bytes, ending %q", size, len(body), body[max(0, len(body)-20):])
+	}
+	if out := git(t, dir, "fsck", "--no-dangling"); strings.Contains(out, "error") {
+		t.Fatalf("git fsck: %s", out)
 	}
 }
 

@@ -86,7 +86,7 @@ func FuzzSplitPatch(f *testing.F) {
 }
 
 // A header git writes in another form than --git starts its own section,
-// instead of riding in the file before it (issue 11).
+// instead of riding in the file before it (the cases of combined_test.go).
 func TestEveryDiffLineStartsASection(t *testing.T) {
 	patch := "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n" +
 		"diff --cc .env\nindex 1,2..0\n--- a/.env\n+++ b/.env\n@@@ -1,1 -1,1 +1,1 @@@\n++SECRET=1\n" +
