@@ -26,19 +26,20 @@ import (
 	"github.com/gatehouse/gatehouse/fsguard"
 	"github.com/gatehouse/gatehouse/internal/gittest"
 	"github.com/gatehouse/gatehouse/internal/refusal"
+	"github.com/gatehouse/gatehouse/internal/testenv"
 )
 
-// needWall skips where the kernel has no Landlock; it fails where the
-// kernel claims it and the self-test found it not enforced.
+// needWall skips where the kernel has no Landlock, or fails there when the
+// run requires it (GATEHOUSE_REQUIRE=landlock, internal/testenv); it fails
+// where the kernel claims Landlock and the self-test found it not enforced.
+// A run with the wall switched off on purpose skips.
 func needWall(t *testing.T) {
 	t.Helper()
 	st := wallState(gitPath(t))
 	if st.broken != nil {
 		t.Fatalf("the kernel wall is broken here: %v", st.broken)
 	}
-	if st.abi == 0 {
-		t.Skip("no Landlock on this kernel")
-	}
+	testenv.Require(t, "landlock", st.abi > 0, "no Landlock on this kernel")
 	if kernelWallIsOff() {
 		t.Skip("the kernel wall is off in this run (GATEHOUSE_KERNEL_WALL=off)")
 	}
@@ -221,9 +222,7 @@ func TestWallRunsNoProgram(t *testing.T) {
 func TestWallNoNetworkForLocalCalls(t *testing.T) {
 	gittest.Home(t, "")
 	needWall(t)
-	if landlock() < 4 {
-		t.Skip("Landlock ABI before 4 has no network rules")
-	}
+	testenv.Require(t, "landlock", landlock() >= 4, fmt.Sprintf("Landlock ABI %d has no network rules (4 has)", landlock()))
 	base := t.TempDir()
 	git(t, "", "init", "-q", "--bare", filepath.Join(base, "remote.git"))
 	url := gittest.Daemon(t, base) + "remote.git"
@@ -524,15 +523,17 @@ func TestMemoryBoundEndlessAttributes(t *testing.T) {
 	}
 	t.Logf("memory bound alone: refused in %v, git children's peak %d MiB", took, peak>>20)
 
-	if landlock() > 0 && !kernelWallIsOff() {
-		outcome, peak, took = closedStatus(t, dir, 0, false)
-		// Landlock refuses the open of /dev/zero; what the child had mapped
-		// by then varies with the machine's load, far below plain git's GiBs.
-		if outcome == "timeout" || peak >= 256<<20 {
-			t.Fatalf("kernel wall alone: %s after %v, peak %d MiB", outcome, took, peak>>20)
-		}
-		t.Logf("kernel wall alone (1 GiB bound): %s in %v, git children's peak %d MiB", outcome, took, peak>>20)
+	if kernelWallIsOff() {
+		return
 	}
+	testenv.Require(t, "landlock", landlock() > 0, "no Landlock on this kernel: the kernel wall's half is not shown")
+	outcome, peak, took = closedStatus(t, dir, 0, false)
+	// Landlock refuses the open of /dev/zero; what the child had mapped by
+	// then varies with the machine's load, far below plain git's GiBs.
+	if outcome == "timeout" || peak >= 256<<20 {
+		t.Fatalf("kernel wall alone: %s after %v, peak %d MiB", outcome, took, peak>>20)
+	}
+	t.Logf("kernel wall alone (1 GiB bound): %s in %v, git children's peak %d MiB", outcome, took, peak>>20)
 }
 
 // statDirty leaves the tracked file at p stat-dirty: same content and

@@ -12,17 +12,19 @@ import (
 
 	"github.com/gatehouse/gatehouse/internal/gittest"
 	"github.com/gatehouse/gatehouse/internal/refusal"
+	"github.com/gatehouse/gatehouse/internal/testenv"
 	"github.com/gatehouse/gatehouse/trust"
 	"golang.org/x/sys/unix"
 )
 
 // mknod makes a character device node (major, minor) at path: /dev/zero is
-// 1,5 and /dev/urandom 1,9. It needs root; the test is skipped without.
+// 1,5 and /dev/urandom 1,9. It needs root; the test is skipped without, or
+// fails when the run requires root (GATEHOUSE_REQUIRE=root,
+// internal/testenv).
 func mknod(t *testing.T, path string, major, minor uint32) {
 	t.Helper()
-	if err := unix.Mknod(path, unix.S_IFCHR|0o666, int(unix.Mkdev(major, minor))); err != nil {
-		t.Skipf("cannot make a device node here: %v", err)
-	}
+	err := unix.Mknod(path, unix.S_IFCHR|0o666, int(unix.Mkdev(major, minor)))
+	testenv.Require(t, "root", err == nil, fmt.Sprintf("cannot make a device node here: %v", err))
 }
 
 // plainWaitsOnFIFO starts plain git with args in dir and waits until the
