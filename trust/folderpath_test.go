@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehouse/gatehouse/internal/testenv"
 	"golang.org/x/sys/unix"
 )
 
@@ -16,17 +17,11 @@ import (
 const otherUID = 65534
 
 // needRoot skips a test that gives files to another user, which needs
-// root, unless GATEHOUSE_ROOT_TESTS=1 asks for every test: then not being
-// root is a failure.
+// root, or fails it when the run requires root (GATEHOUSE_REQUIRE=root,
+// internal/testenv; make test sets it).
 func needRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("GATEHOUSE_ROOT_TESTS") == "1" {
-		t.Fatal("GATEHOUSE_ROOT_TESTS=1 but not root: this test gives files to another user")
-	}
-	t.Skip("needs root to give files to another user (GATEHOUSE_ROOT_TESTS=1 makes this a failure)")
+	testenv.Require(t, "root", os.Geteuid() == 0, "needs root to give files to another user")
 }
 
 // node is one entry of a test tree under base: a folder with its mode

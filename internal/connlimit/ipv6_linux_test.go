@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/internal/testenv"
 	"golang.org/x/sys/unix"
 )
 
@@ -93,16 +94,10 @@ func ownNetworkNamespace(t *testing.T, addrs ...string) {
 	}
 }
 
-// needRoot skips a test that needs root (here: a network namespace),
-// unless GATEHOUSE_ROOT_TESTS=1 asks for every test: then not being root
-// is a failure.
+// needRoot skips a test that needs root (here: a network namespace), or
+// fails it when the run requires root (GATEHOUSE_REQUIRE=root,
+// internal/testenv; make test sets it).
 func needRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("GATEHOUSE_ROOT_TESTS") == "1" {
-		t.Fatal("GATEHOUSE_ROOT_TESTS=1 but not root: this test makes a network namespace")
-	}
-	t.Skip("needs root for a network namespace (GATEHOUSE_ROOT_TESTS=1 makes this a failure)")
+	testenv.Require(t, "root", os.Geteuid() == 0, "needs root for a network namespace")
 }

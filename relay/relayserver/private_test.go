@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse/gatehouse/internal/testenv"
 )
 
 // Found by the red team: in a data folder other users can write (mode
@@ -13,9 +15,7 @@ import (
 // the relay kept it, and tokens minted with it were accepted. And a secret
 // left readable by others was never made private again.
 func TestDataFilesOfAnotherUserAreRefused(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to give a file to another user")
-	}
+	testenv.Require(t, "root", os.Geteuid() == 0, "needs root to give a file to another user")
 	open, err := os.MkdirTemp("", "gatehouse-open-data-") // in /tmp, which every user can reach
 	if err != nil {
 		t.Fatal(err)
