@@ -330,38 +330,30 @@ func TestLinkedWorktreeOfAnUnservedRepositoryIsRefused(t *testing.T) {
 	open(t, wt, dir)
 }
 
-func TestIdentity(t *testing.T) {
+func TestOriginURL(t *testing.T) {
 	for _, c := range []struct {
 		config, origin string
 	}{
-		{"[remote \"origin\"]\n\turl = git@github.com:me/app.git\n", "me/app"},
-		{"[remote \"origin\"]\n\turl = https://github.com/me/app\n[remote \"upstream\"]\n\turl = https://github.com/org/app.git\n", "me/app"},
-		{"[remote \"origin\"]\n\turl = https://github.com/me/old\n\turl = https://github.com/me/app\n\tpushurl = https://github.com/me/fork\n", "me/app"},
-		{"[remote \"b\"]\n\turl = https://github.com/x/b\n[remote \"origin\"]\n\turl = https://gitlab.com/x/a\n", ""},
+		{"[remote \"origin\"]\n\turl = git@github.com:me/app.git\n", "git@github.com:me/app.git"},
+		{"[remote \"origin\"]\n\turl = https://github.com/me/app\n[remote \"upstream\"]\n\turl = https://github.com/org/app.git\n", "https://github.com/me/app"},
+		{"[remote \"origin\"]\n\turl = https://github.com/me/old\n\turl = https://github.com/me/app\n\tpushurl = https://github.com/me/fork\n", "https://github.com/me/app"},
+		{"[remote \"b\"]\n\turl = https://github.com/x/b\n[remote \"origin\"]\n\turl = https://gitlab.com/x/a\n", "https://gitlab.com/x/a"},
 		{"[include]\n\tpath = /tmp/evil\n", ""},
 		{"not a config [", ""},
 	} {
-		if id := identityOf([]byte(c.config)); id.Origin != c.origin {
-			t.Errorf("%q: %+v, want origin %q", c.config, id, c.origin)
-		}
-	}
-	for u, want := range map[string]string{
-		"https://github.com/a/b.git": "a/b", "ssh://git@github.com/a/b": "a/b", "git@github.com:a/b": "a/b",
-		"https://github.com/a": "", "https://evil.com/github.com/a/b": "", "git@github.com:a/b/c": "", "https://github.com/-a/b": "",
-	} {
-		if got := GitHubRepo(u); got != want {
-			t.Errorf("GitHubRepo(%q) = %q, want %q", u, got, want)
+		if got := originOf([]byte(c.config)); got != c.origin {
+			t.Errorf("%q: origin %q, want %q", c.config, got, c.origin)
 		}
 	}
 }
 
-func TestIdentityIgnoresSymlinkedConfig(t *testing.T) {
+func TestOriginURLIgnoresSymlinkedConfig(t *testing.T) {
 	gittest.Home(t, "")
 	dir := gittest.Init(t, nil)
 	git(t, dir, "remote", "add", "origin", "https://github.com/me/app")
 	r := open(t, dir)
-	if r.Identity().Origin != "me/app" {
-		t.Fatal("identity not read")
+	if r.OriginURL() != "https://github.com/me/app" {
+		t.Fatal("the origin's URL not read")
 	}
 	evil := filepath.Join(t.TempDir(), "config")
 	if err := os.WriteFile(evil, []byte("[remote \"origin\"]\n\turl = https://github.com/evil/app\n"), 0o644); err != nil {
@@ -374,8 +366,8 @@ func TestIdentityIgnoresSymlinkedConfig(t *testing.T) {
 	if err := os.Symlink(evil, cfg); err != nil {
 		t.Fatal(err)
 	}
-	if id := r.Identity(); id.Origin != "" {
-		t.Fatalf("a symlinked config named %q", id.Origin)
+	if u := r.OriginURL(); u != "" {
+		t.Fatalf("a symlinked config named %q", u)
 	}
 	_ = fsguard.ErrMetadata
 }

@@ -514,3 +514,24 @@ func TestFailedCloneCleanupFollowsNoSwap(t *testing.T) {
 		t.Fatal("the claimed folder stayed")
 	}
 }
+
+// RepoName reads a remote URL as gh does and names it owner/name only on a
+// GitHub host; Origin is that of the checkout's origin, from its config.
+func TestRepoNameAndOrigin(t *testing.T) {
+	for u, want := range map[string]string{
+		"https://github.com/a/b.git": "a/b", "ssh://git@github.com/a/b": "a/b", "git@github.com:a/b": "a/b",
+		"https://github.com/a": "", "https://evil.com/github.com/a/b": "", "git@github.com:a/b/c": "", "https://github.com/-a/b": "",
+		"https://gitlab.com/x/a": "",
+	} {
+		if got := RepoName(u); got != want {
+			t.Errorf("RepoName(%q) = %q, want %q", u, got, want)
+		}
+	}
+	gittest.Home(t, "")
+	dir := gittest.Init(t, nil)
+	gittest.Git(t, dir, "remote", "add", "origin", "git@github.com:me/app.git")
+	r := openGH(t, dir, &recordingGH{})
+	if got := Origin(r); got != "me/app" {
+		t.Fatalf("Origin of a checkout whose origin is git@github.com:me/app.git: %q", got)
+	}
+}

@@ -32,9 +32,9 @@ func (g Repo) String() string { return g.Host + "/" + g.Owner + "/" + g.Name }
 // FullName is OWNER/NAME.
 func (g Repo) FullName() string { return g.Owner + "/" + g.Name }
 
-// parseURL reads a remote URL on any host as gh does (gate.GitHubURL).
+// parseURL reads a remote URL on any host as gh does (readURL).
 func parseURL(u string) (Repo, bool) {
-	host, owner, name, ok := gate.GitHubURL(u)
+	host, owner, name, ok := readURL(u)
 	return Repo{Host: host, Owner: owner, Name: name}, ok
 }
 
@@ -44,18 +44,18 @@ func repoOf(u string) (Repo, bool) {
 	return g, ok && onGitHubHost(g.Host)
 }
 
-func onGitHubHost(host string) bool { return slices.Contains(gate.GitHubHosts(), host) }
+func onGitHubHost(host string) bool { return slices.Contains(hosts(), host) }
 
 // ParseRepoName reads "owner/name" (or "host/owner/name" on a GitHub
 // host) as gh's repository names.
 func ParseRepoName(s string) (Repo, error) {
 	parts := strings.Split(s, "/")
-	hosts := gate.GitHubHosts()
+	hosts := hosts()
 	host := hosts[len(hosts)-1] // GH_HOST when set, else github.com
 	if len(parts) == 3 {
 		host, parts = strings.ToLower(parts[0]), parts[1:]
 	}
-	if len(parts) != 2 || !gate.GitHubName(parts[0]) || !gate.GitHubName(parts[1]) || !onGitHubHost(host) {
+	if len(parts) != 2 || !validName(parts[0]) || !validName(parts[1]) || !onGitHubHost(host) {
 		return Repo{}, ErrBadRepoName
 	}
 	return Repo{Host: host, Owner: parts[0], Name: parts[1]}, nil
@@ -92,7 +92,7 @@ func resolve(remotes []gate.Remote, marks []gate.RemoteMark) (base, push Repo, e
 			}
 			if m.Value != "base" {
 				owner, repo, found := strings.Cut(m.Value, "/")
-				if !found || !gate.GitHubName(owner) || !gate.GitHubName(repo) {
+				if !found || !validName(owner) || !validName(repo) {
 					continue
 				}
 				g.Owner, g.Name = owner, repo

@@ -138,7 +138,7 @@ var noGit = map[string]string{
 	"Root":       "returns the served folder",
 	"Linked":     "reports a field",
 	"MainPath":   "computes a path",
-	"Identity":   "reads the config file with go-git's parser, never git",
+	"OriginURL":  "reads the config file with go-git's parser, never git",
 	"Close":      "releases a descriptor",
 	"GitDir":     "returns a path for the watcher",
 	"Hold":       "takes the checkout lock",

@@ -182,7 +182,7 @@ func registerClone(r *rpc.Registry) error {
 					if t.Kind != trust.Clone || t.Repo == nil {
 						continue
 					}
-					out = append(out, recent{Repo: t.Repo.Identity().Origin, Target: t.ID, Name: filepath.Base(t.Root.Path())})
+					out = append(out, recent{Repo: github.Origin(t.Repo), Target: t.ID, Name: filepath.Base(t.Root.Path())})
 				}
 				slices.Reverse(out)
 				return map[string]any{"repos": out}, nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/gatehouse/gatehouse/github"
 	"github.com/gatehouse/gatehouse/rpc"
 	"github.com/gatehouse/gatehouse/trust"
 )
@@ -38,7 +39,7 @@ func registerProjects(r *rpc.Registry) error {
 				p := Project{ID: t.ID, Name: t.Name, Kind: string(t.Kind), Git: t.Repo != nil, Parent: t.Parent}
 				if t.Repo != nil {
 					p.Branch = t.Repo.HeadBranch()
-					if id := t.Repo.Identity().Origin; id != "" {
+					if id := github.Origin(t.Repo); id != "" {
 						p.Repo = &id
 					}
 				}
