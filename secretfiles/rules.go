@@ -694,6 +694,13 @@ var Table = []Rule{
 	{Pattern: "**/ventrilo_srv.ini", Reason: "Ventrilo server configuration", Source: srcScanners},
 	{Pattern: "**/jenkins.plugins.publish_over_ssh.bapsshpublisherplugin.xml", Reason: "Jenkins publish-over-SSH: keys and passwords", Source: srcScanners},
 
+	// gatehouse's own: its state folder is refused whole below full (a
+	// project that holds it is served only at full), and a copy of these
+	// files in a checkout (a backup, a dotfiles repository) is a secret by
+	// name too.
+	{Pattern: "**/gatehouse/lan.json", Reason: "gatehouse: the paired LAN devices' stored secrets and tickets", Source: "gatehouse's state folder (trust/lan.go)"},
+	{Pattern: "**/lan-pairings.json", Reason: "gatehouse call: this computer's LAN pairings, sessions and tickets", Source: "gatehouse's state folder (cmd/gatehouse/call.go)"},
+
 	// Containers and clusters.
 	{Pattern: "**/.docker/config.json", Reason: "Docker: registry auth", Source: "Docker docs: docker login (credentials in ~/.docker/config.json)"},
 	{Pattern: "**/.dockercfg", Reason: "Docker (old format): registry auth", Source: "Docker docs: the legacy ~/.dockercfg; gitrob ^\\.?dockercfg$"},

@@ -10,6 +10,7 @@ import (
 	"github.com/gatehouse/gatehouse/internal/gittest"
 	"github.com/gatehouse/gatehouse/rpc"
 	"github.com/gatehouse/gatehouse/rpc/methods"
+	"github.com/gatehouse/gatehouse/secretfiles"
 	"github.com/gatehouse/gatehouse/trust"
 )
 
@@ -78,4 +79,63 @@ func TestAProjectHoldingTheStateFolderIsServedOnlyAtFull(t *testing.T) {
 	// Full sees it, as the person at the computer does.
 	h, id = serve(trust.Full, false)
 	h.ok(t, "git.status", map[string]any{"target": id}, nil)
+}
+
+// A copy of gatehouse's state folder inside a checkout that is not the
+// state folder (a backup, a dotfiles repository) is not refused whole, so
+// its secret files are secrets by name: lan.json's stored secrets, gatehouse
+// call's pairings and the relay identity's key. Without those rules a view
+// phone read the copy of lan.json.
+func TestACopyOfTheStateFolderIsSecretByName(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, map[string]string{"README.md": "hi\n"})
+	files := map[string]string{
+		"backup/.local/state/gatehouse/lan.json":           `{"devices":[{"id":"lan-full","stored":"U0VDUkVU"}]}`,
+		"backup/.local/state/gatehouse/lan-pairings.json":  `{"ticket":"U0VDUkVU"}`,
+		"backup/.local/state/gatehouse/relay-secrets.json": `{"key":"U0VDUkVU"}`,
+	}
+	gittest.Write(t, dir, files)
+	var without []secretfiles.Rule
+	for _, r := range secretfiles.Table {
+		if !strings.Contains(r.Source, "gatehouse's state folder") {
+			without = append(without, r)
+		}
+	}
+	if len(without) != len(secretfiles.Table)-2 {
+		t.Fatalf("found %d rules for gatehouse's own files, want 2", len(secretfiles.Table)-len(without))
+	}
+	old, err := secretfiles.Compile(without)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(m *secretfiles.Matcher) (*host, string) {
+		reg := rpc.NewRegistry()
+		if err := methods.Register(reg); err != nil {
+			t.Fatal(err)
+		}
+		h := &host{grant: trust.View, events: make(chan rpc.Event, 64), ids: map[string]string{}}
+		targets := rpc.NewTargets(fsguard.Options{Home: "/nonexistent-home", StateDir: filepath.Join(t.TempDir(), "state"), Secrets: m}, gate.Options{})
+		tg, err := targets.Add(dir, trust.Served, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Host = rpc.NewHost(rpc.HostOptions{Registry: reg, Targets: targets, Grants: h, FullAccess: h.switchOn.Load, Events: func(string, rpc.Event) {}})
+		t.Cleanup(func() { h.Close(); targets.Close() })
+		return h, tg.ID
+	}
+	h, id := serve(old)
+	for p := range files {
+		if _, already := old.Match(p); already {
+			continue // a generic rule already takes it (relay-secrets.json: **/*secrets*)
+		}
+		var r struct{ Text string }
+		h.ok(t, "files.read", map[string]any{"target": id, "path": p}, &r)
+		if !strings.Contains(r.Text, "U0VDUkVU") {
+			t.Fatalf("without the rules %s did not read: this test shows nothing", p)
+		}
+	}
+	h, id = serve(nil)
+	for p := range files {
+		h.refused(t, "files.read", map[string]any{"target": id, "path": p}, rpc.CodeRefused, "may hold secrets")
+	}
 }
