@@ -2,10 +2,12 @@ package fsguard
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/gatehouse/gatehouse/internal/fileid"
 	"github.com/gatehouse/gatehouse/secretfiles"
 	"github.com/gatehouse/gatehouse/trust"
 	"golang.org/x/sys/unix"
@@ -75,7 +77,63 @@ func OpenRoot(dir string, opts Options) (*Root, error) {
 		touches := func(s string) bool { return s == root || inside(root, s) || inside(s, root) }
 		r.isAppData = r.isAppData || anyMatch(bothSpellings(opts.StateDir), touches) || anyMatch(bothSpellings(opts.ConfigDir), touches)
 	}
+	// The same folders by identity: a bind mount (or a macOS firmlink) is
+	// the same folder under a path the comparisons above do not know, and
+	// serving a bind mount of a home folder kept in git let a control phone
+	// discard the state folder's settings.json and so turn Full access on.
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err == nil && !byPathOnlyForTest {
+		id := fileid.FromStat(&st)
+		r.isHome = r.isHome || anyMatch(homes, func(h string) bool { return isOrHolds(id, h) })
+		for _, dir := range append(bothSpellings(opts.StateDir), bothSpellings(opts.ConfigDir)...) {
+			if isOrHolds(id, dir) || holdsFolder(dir, id) {
+				r.isAppData = true
+			}
+		}
+	}
 	return r, nil
+}
+
+// isOrHolds reports whether the folder id is dir or one of dir's ancestors,
+// compared by identity (device and inode), so a second path to the same
+// folder is no way around it.
+func isOrHolds(id fileid.ID, dir string) bool {
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		if got, err := fileid.Lstat(p); err == nil && got == id {
+			return true
+		}
+		if p == "/" || p == "." {
+			return false
+		}
+	}
+}
+
+// maxAppDataFolders bounds the folders holdsFolder looks at: gatehouse's
+// own folders hold a handful.
+const maxAppDataFolders = 10000
+
+// holdsFolder reports whether the folder id is one of the folders inside
+// dir (gatehouse's state or config folder), by identity: a bind mount of a
+// folder in it is its data under another path. Symlinks are not followed;
+// past maxAppDataFolders it answers yes, since a folder of gatehouse's that
+// large is not one it made.
+func holdsFolder(dir string, id fileid.ID) bool {
+	seen, found := 0, false
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if seen++; seen > maxAppDataFolders {
+			found = true
+			return filepath.SkipAll
+		}
+		if got, err := fileid.Lstat(p); err == nil && got == id {
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found
 }
 
 // bothSpellings returns a path as given (made absolute and clean) and
@@ -378,3 +436,7 @@ func mapErrno(err error) error {
 	}
 	return err
 }
+
+// byPathOnlyForTest compares a root with home and gatehouse's folders by
+// path alone, as before, to show what a bind mount got past.
+var byPathOnlyForTest bool

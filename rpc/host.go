@@ -190,6 +190,16 @@ func (c *Call) Target(id string) (*Target, error) {
 	if err := t.Root.AllowedFor(c.Grant); err != nil && !c.host.o.ProjectRuleOffForTest {
 		return nil, err
 	}
+	// A worktree holds what its project tracks: a worktree of a home folder
+	// kept in git showed that home's files, and a copy of lan.json
+	// committed there, to a control phone. It is refused as its project is.
+	if t.Parent != "" && !c.host.o.ProjectRuleOffForTest {
+		if p, ok := c.host.o.Targets.Get(t.Parent); ok {
+			if err := p.Root.AllowedFor(c.Grant); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return t, nil
 }
 

@@ -697,8 +697,8 @@ var Table = []Rule{
 	// gatehouse's own: its state folder is refused whole below full (a
 	// project that holds it is served only at full), and a copy of these
 	// files in a checkout (a backup, a dotfiles repository) is a secret by
-	// name too.
-	{Pattern: "**/gatehouse/lan.json", Reason: "gatehouse: the paired LAN devices' stored secrets and tickets", Source: "gatehouse's state folder (trust/lan.go)"},
+	// name too, whatever the folder is called.
+	{Pattern: "**/lan.json", Reason: "gatehouse: the paired LAN devices' stored secrets and tickets", Source: "gatehouse's state folder (trust/lan.go), under any folder name: GATEHOUSE_HOME names it, and a backup renames it"},
 	{Pattern: "**/lan-pairings.json", Reason: "gatehouse call: this computer's LAN pairings, sessions and tickets", Source: "gatehouse's state folder (cmd/gatehouse/call.go)"},
 
 	// Containers and clusters.

@@ -91,6 +91,7 @@ func TestACopyOfTheStateFolderIsSecretByName(t *testing.T) {
 	dir := gittest.Init(t, map[string]string{"README.md": "hi\n"})
 	files := map[string]string{
 		"backup/.local/state/gatehouse/lan.json":           `{"devices":[{"id":"lan-full","stored":"U0VDUkVU"}]}`,
+		"state-backup/lan (copy).json":                     `{"devices":[{"id":"lan-full","stored":"U0VDUkVU"}]}`,
 		"backup/.local/state/gatehouse/lan-pairings.json":  `{"ticket":"U0VDUkVU"}`,
 		"backup/.local/state/gatehouse/relay-secrets.json": `{"key":"U0VDUkVU"}`,
 	}
@@ -137,5 +138,47 @@ func TestACopyOfTheStateFolderIsSecretByName(t *testing.T) {
 	h, id = serve(nil)
 	for p := range files {
 		h.refused(t, "files.read", map[string]any{"target": id, "path": p}, rpc.CodeRefused, "may hold secrets")
+	}
+}
+
+// A worktree holds what its project tracks: a worktree of a home folder
+// kept in git, made at full, showed that home's files to the phone once it
+// was downgraded to control. It is refused as its project is.
+func TestAWorktreeOfAHomeProjectIsServedOnlyAtFull(t *testing.T) {
+	gittest.Home(t, "")
+	home := gittest.Init(t, map[string]string{"notes.txt": "private notes\n"})
+	serve := func(ruleOff bool) *host {
+		reg := rpc.NewRegistry()
+		if err := methods.Register(reg); err != nil {
+			t.Fatal(err)
+		}
+		h := &host{grant: trust.Full, events: make(chan rpc.Event, 64), ids: map[string]string{}}
+		h.switchOn.Store(true) // worktree.create at full with the switch on, as the person allowed it
+		targets := rpc.NewTargets(fsguard.Options{Home: home, StateDir: filepath.Join(t.TempDir(), "state")}, gate.Options{})
+		tg, err := targets.Add(home, trust.Served, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.ids[home] = tg.ID
+		h.Host = rpc.NewHost(rpc.HostOptions{Registry: reg, Targets: targets, Grants: h, FullAccess: h.switchOn.Load,
+			Events: func(string, rpc.Event) {}, ProjectRuleOffForTest: ruleOff})
+		t.Cleanup(func() { h.Close(); targets.Close() })
+		return h
+	}
+	for _, ruleOff := range []bool{true, false} {
+		h := serve(ruleOff)
+		wt, _ := newWorktree(t, h, home, map[bool]string{true: "before", false: "after"}[ruleOff])
+		h.grant, _ = trust.Control, h.switchOn.Swap(false)
+		params := map[string]any{"target": wt, "path": "notes.txt"}
+		if ruleOff {
+			var r struct{ Text string }
+			h.ok(t, "files.read", params, &r)
+			if r.Text != "private notes\n" {
+				t.Fatalf("without the rule the worktree's notes.txt read %q: this test shows nothing", r.Text)
+			}
+			continue
+		}
+		h.refused(t, "files.read", params, rpc.CodeRefused, "This project is your home folder")
+		h.refused(t, "git.status", map[string]any{"target": wt}, rpc.CodeRefused, "This project is your home folder")
 	}
 }
