@@ -1,6 +1,7 @@
 package methods_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,9 +25,14 @@ func TestAProjectHoldingTheStateFolderIsServedOnlyAtFull(t *testing.T) {
 	gittest.Home(t, "")
 	dir := gittest.Init(t, map[string]string{"README.md": "hi\n"})
 	state := filepath.Join(dir, "st")
-	gittest.Write(t, dir, map[string]string{"st/lan.json": `{"devices":[{"id":"lan-full","stored":"U0VDUkVU"}]}` + "\n", "st/requests.log": "line\n"})
-	gittest.Git(t, dir, "add", "st/requests.log")
-	gittest.Git(t, dir, "commit", "-qm", "the log, tracked by mistake")
+	// settings.json, committed while Full access was on: discarding the
+	// change that turned it off turns it on again. (lan.json is also a
+	// secret by its name, a second wall; this test shows the project rule
+	// alone.)
+	gittest.Write(t, dir, map[string]string{"st/settings.json": `{"fullAccess":true}` + "\n", "st/requests.log": "line\n"})
+	gittest.Git(t, dir, "add", "st/requests.log", "st/settings.json")
+	gittest.Git(t, dir, "commit", "-qm", "the state folder, tracked by mistake")
+	gittest.Write(t, dir, map[string]string{"st/settings.json": `{"fullAccess":false}` + "\n"})
 
 	serve := func(g trust.Grant, ruleOff bool) (*host, string) {
 		reg := rpc.NewRegistry()
@@ -47,14 +53,17 @@ func TestAProjectHoldingTheStateFolderIsServedOnlyAtFull(t *testing.T) {
 
 	// The attack without the rule: files.read is refused, git is not.
 	h, id := serve(trust.Control, true)
-	h.refused(t, "files.read", map[string]any{"target": id, "path": "st/lan.json"}, rpc.CodeRefused, "holds gatehouse's own data")
-	h.ok(t, "git.stage", map[string]any{"target": id, "paths": []string{"st/lan.json"}}, nil)
+	h.refused(t, "files.read", map[string]any{"target": id, "path": "st/settings.json"}, rpc.CodeRefused, "holds gatehouse's own data")
 	var d struct{ Diff string }
-	h.ok(t, "git.diff", map[string]any{"target": id, "staged": true, "path": "st/lan.json"}, &d)
-	if !strings.Contains(d.Diff, "U0VDUkVU") {
-		t.Fatalf("without the rule the staged lan.json did not show (%q): this test shows nothing", d.Diff)
+	h.ok(t, "git.diff", map[string]any{"target": id, "path": "st/settings.json"}, &d)
+	if !strings.Contains(d.Diff, `"fullAccess":false`) {
+		t.Fatalf("without the rule the state folder's diff did not show (%q): this test shows nothing", d.Diff)
 	}
-	gittest.Git(t, dir, "reset", "-q")
+	h.ok(t, "git.discard", map[string]any{"target": id, "paths": []string{"st/settings.json"}}, nil)
+	if got, _ := os.ReadFile(filepath.Join(dir, "st", "settings.json")); !strings.Contains(string(got), `"fullAccess":true`) {
+		t.Fatalf("without the rule the discard left %q: this test shows nothing", got)
+	}
+	gittest.Write(t, dir, map[string]string{"st/settings.json": `{"fullAccess":false}` + "\n"})
 
 	// The rule: every method naming the project refuses it below full.
 	for _, g := range []trust.Grant{trust.View, trust.Control} {
@@ -66,8 +75,8 @@ func TestAProjectHoldingTheStateFolderIsServedOnlyAtFull(t *testing.T) {
 			{"git.status", map[string]any{"target": id}},
 			{"git.diff", map[string]any{"target": id, "staged": true}},
 			{"git.log", map[string]any{"target": id}},
-			{"git.stage", map[string]any{"target": id, "paths": []string{"st/lan.json"}}},
-			{"git.discard", map[string]any{"target": id, "paths": []string{"st/requests.log"}}},
+			{"git.stage", map[string]any{"target": id, "paths": []string{"st/settings.json"}}},
+			{"git.discard", map[string]any{"target": id, "paths": []string{"st/settings.json"}}},
 			{"files.list", map[string]any{"target": id, "path": ""}},
 		} {
 			if g == trust.View && (c.method == "git.stage" || c.method == "git.discard") {
