@@ -52,7 +52,7 @@ func (r *Repo) Discard(ctx context.Context, t trust.Trust, o DiscardOptions) (*S
 			}
 			res.Skipped++
 			continue
-		case err == nil && info.HardLinked && !t.IsDesktop():
+		case err == nil && r.hidden(viewer{t, o.Grant}, p, true) == linkHidden:
 			return nil, refuseHardLinked(p, "discard")
 		case err != nil && !errors.Is(err, fsguard.ErrNotFound):
 			return nil, err

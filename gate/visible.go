@@ -25,7 +25,10 @@ const (
 )
 
 // hidden answers "may this viewer see this path" for Diff, Show,
-// filterPatch, StageHunks, stage and Discard, so the rule is written once: below the
+// filterPatch, StageHunks, stage, Discard and Commit, so the rule is written
+// once (internal/invariants' TestGateAsksTheVisibilityRuleInOnePlace holds
+// it to that; an untracked file's preview is read through fsguard's own read
+// rule, which refuses a hard link to every caller): below the
 // full grant a secret file is hidden (the secret-file rules of fsguard's
 // Root.Secret, a matter of the name); for every device a file whose work
 // tree copy is hard-linked elsewhere is hidden, since its bytes are another
