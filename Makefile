@@ -10,8 +10,9 @@ DEADCODE_TESTONLY := ^internal/leakcheck/|^internal/connlimit/connlimit\.go:.* S
 test: deps vet darwin staticcheck unit benchcheck
 
 # The quick loop a contributor runs often: vet, and the tests in -short mode
-# without the race detector. -short leaves out the browser tests and the 3
-# GiB commit of gate's memory bound; gh and PostgreSQL skip when missing.
+# without the race detector. -short leaves out the browser tests, and the 3
+# GiB commit and the 320 MiB pack of gate's memory bound; gh and PostgreSQL
+# skip when missing.
 # PKGS narrows it to what you are changing: make check PKGS=./gate/
 # make test is what CI runs; run it before a push.
 PKGS ?= ./...

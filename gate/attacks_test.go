@@ -704,8 +704,9 @@ func TestDiffPrefixesAndColourNeverHideASecret(t *testing.T) {
 			if !strings.Contains(plain, "secret-marker") {
 				t.Fatal("fixture")
 			}
-			// Without the fixed prefixes the seed's filter, keyed on
-			// "diff --git a/<name>", does not see the secret's name.
+			// Without the fixed prefixes a filter keyed on
+			// "diff --git a/<name>" (as the first one was) does not see
+			// the secret's name.
 			if strings.HasPrefix(plain, "diff --git a/.env b/.env\n") {
 				t.Fatalf("not reproduced: %s changed nothing:\n%s", c[0], plain)
 			}

@@ -167,7 +167,8 @@ type Change struct {
 	Staged bool   `json:"staged"`
 }
 
-// Changes is Status in the shape of the seed's task.changes.
+// Changes is Status in the shape the page's changes screen draws
+// (git.changes in docs/methods.md).
 func (r *Repo) Changes(ctx context.Context, t trust.Trust) (*Changes, error) {
 	st, err := r.Status(ctx, t)
 	if err != nil {

@@ -29,7 +29,7 @@ import (
 // relay's address, this device's id, name and platform, the account) and
 // the secrets file (the relay token and the X25519 private key), both 0600
 // and written atomically. The state folder holds two identities
-// (policy.md §1): host/ for serve --relay and client/ for gatehouse call,
+// (docs/policy.md): host/ for serve --relay and client/ for gatehouse call,
 // each with secrets.json, so a call from the serving computer never takes
 // the host's id and socket. A state folder from before the split had one
 // identity at its top (relay.json, relay-secrets.json), made by login for

@@ -356,7 +356,7 @@ func (h *Host) dispatch(ctx context.Context, dev Device, req Request, p common) 
 }
 
 // newCall starts a call from dev: the switch is read here, once per
-// request, and travels with it (policy.md §1); a batch's calls share it.
+// request, and travels with it (docs/policy.md); a batch's calls share it.
 func (h *Host) newCall(dev Device, id string) *Call {
 	c := &Call{Trust: trust.Desktop(), Device: dev, host: h, id: id}
 	if !dev.Desktop {

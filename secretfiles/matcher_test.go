@@ -138,7 +138,7 @@ var seedFloor = []string{
 	".config/configstore/firebase-tools.json", ".config/stripe/config.toml", ".fly/config.yml",
 }
 
-// What the seed missed and tools document (the issue names the first two).
+// What the first table missed and tools document (TestSeedFloorAndBeyond).
 var beyondTheSeed = []string{
 	".git-credentials", ".aws/credentials", ".config/git/credentials", ".gitcookies",
 	".config/glab-cli/config.yml", ".aws/sso/cache/abc.json", ".azure/accessTokens.json",

@@ -100,8 +100,9 @@ func TestDistIsAFreshBuild(t *testing.T) {
 	}
 }
 
-// The page seals as the host does: the Go test vectors, through
-// @noble/ciphers.
+// The page's Node tests (web/test/): it seals and agrees keys as the host
+// does (the Go test vectors, through @noble/ciphers and @noble/curves), its
+// modules form no cycle and a screen draws outside Chromium.
 func TestPageSealsAsTheHostDoes(t *testing.T) {
 	needNode(t, false)
 	node(t, nil, "--test", "test/")

@@ -12,7 +12,7 @@
 //     grow with the body beyond a copy.
 //
 // With -nodes 2 it then measures the same between two relay nodes in the
-// same run (issue 18): two children joined through a NATS server started
+// same run (BENCHMARKS.md, the relay cluster): two children joined through a NATS server started
 // in this process (the nats-server module) and sharing one SQLite file,
 // which is not on the forwarding path (it is read at connect and for
 // presence); the idle sockets all on node 1, each pair's sender on node 1

@@ -18,7 +18,7 @@ import (
 
 func TestMain(m *testing.M) {
 	// leakcheck: the tests fail if a process they started (a background
-	// gatehouse serve, a git it ran) outlives them (issue 11).
+	// gatehouse serve, a git it ran) outlives them (internal/leakcheck).
 	testscript.Main(leakcheck.Wrap(m), map[string]func(){
 		"gatehouse": func() {
 			os.Exit(run(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:]))

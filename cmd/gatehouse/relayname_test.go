@@ -15,7 +15,7 @@ import (
 const hostileName = "evil\x1b[2J\nSigned in to https://relay.example as root."
 
 // A hostile relay's account name, device names and platforms, and its
-// error sentences reach the terminal disarmed (issue 12, item 4): login,
+// error sentences reach the terminal disarmed (internal/display): login,
 // doctor, devices and call print them through display.Text.
 func TestRelaySuppliedNamesAreDisarmed(t *testing.T) {
 	relaySrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -45,7 +45,7 @@ func openPTY(t *testing.T) (typing, stdin *os.File) {
 
 // The pairing prompt reads like single keys ("v, c or f"), and on a
 // terminal it takes them so: "c" with no Enter allows the request with
-// control (issue 25: typing c left the phone waiting for an Enter nobody
+// control (a newcomer typing c left the phone waiting for an Enter nobody
 // knew to press). The terminal is put back as it was afterwards.
 func TestPairPromptTakesOneKeyOnATerminal(t *testing.T) {
 	typing, stdin := openPTY(t)

@@ -1,4 +1,4 @@
-// The changes screen's answers to issue 25, in headless Chromium against a
+// The changes screen as a newcomer meets it (CHANGELOG.md), in headless Chromium against a
 // real gatehouse serve and repository (the one page_test.go's pageRepo
 // makes: an untracked .env, sixty new files in many/, no remote), each
 // result checked with git:

@@ -1,4 +1,4 @@
-// The page explains itself (issue 25), in headless Chromium against a real
+// The page explains itself to a newcomer (CHANGELOG.md), in headless Chromium against a real
 // gatehouse serve and repository (page_test.go's pageRepo, which has no
 // GitHub remote):
 //   - the screen is in the address: a reload opens the same file (a name
