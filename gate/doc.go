@@ -1,10 +1,12 @@
 // Package gate is the only place gatehouse starts git, and the programs that
-// run git: it starts git (run, runner.go) and GitHub's gh (runGH, gh.go,
-// under the same rules), and, once (at the first closed call, or for
-// doctor), git init in a temporary folder and git --version as the kernel
-// wall's self-test (probe, ptraceWorks in confine_linux.go), on no
-// repository's content. Nothing else
-// in gatehouse starts either (internal/invariants checks both).
+// run git: it starts git (run, runner.go) and GitHub's gh (runGH, gh.go),
+// both through one function (spawn, spawn.go: the process group, the
+// deadline and SIGTERM before SIGKILL, the output bounds, the memory
+// budget, the start inside the walls), and, once (at the first closed call,
+// or for doctor), git init in a temporary folder and git --version as the
+// kernel wall's self-test (probe, ptraceWorks in confine_linux.go), on no
+// repository's content. Nothing else in gatehouse starts either
+// (internal/invariants checks both).
 //
 // GitHub's meaning (repositories, lists, pull requests, clones) is package
 // github's; it reaches gh only through Repo.GH and RunGH (gh.go).

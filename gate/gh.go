@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gatehouse/gatehouse/internal/display"
@@ -165,48 +164,36 @@ func runGH(ctx context.Context, gh string, r *Repo, t trust.Trust, d *decision, 
 	if r != nil && r.maxTime > 0 && r.maxTime < timeout {
 		timeout = r.maxTime
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, gh, c.Args...)
-	cmd.Dir = os.TempDir()
+	dir := os.TempDir()
 	if r != nil && r.workTree != "" {
-		cmd.Dir = r.workTree
+		dir = r.workTree
 	}
-	cmd.Env = r.ghEnv(t, d)
+	env := r.ghEnv(t, d)
 	if c.Host != "" {
-		cmd.Env = append(cmd.Env, "GH_HOST="+c.Host)
+		env = append(env, "GH_HOST="+c.Host)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return stopGroup(cmd.Process.Pid) } // as a git's: SIGTERM first, so gh's git deletes its lock files
-	cmd.WaitDelay = stopGrace + 2*time.Second
-	cmd.Stdin = strings.NewReader(c.Stdin)
-	out := &bounded{max: MaxGHOutput, full: cancel}
-	errOut := &bounded{max: maxStderr}
-	cmd.Stdout, cmd.Stderr = out, errOut
-	release, err := r.holdMemory(ctx, t, 2, true) // its share, and its git's, of the closed children's memory
+	start := func(cmd *exec.Cmd) error { return startTool(cmd, r, t, gh, c.Writable) } // closed: inside the kernel wall and the memory bound, as a closed git
+	if r != nil && r.toolOutsideWallsForTest {
+		start = (*exec.Cmd).Start
+	}
+	// Stopped as a git is (SIGTERM first, so gh's git deletes its lock
+	// files); its share, and its git's, of the closed children's memory.
+	l, err := r.spawn(ctx, t, spawn{path: gh, args: c.Args, dir: dir, env: env, stdin: strings.NewReader(c.Stdin),
+		timeout: timeout, maxOut: MaxGHOutput, processes: 2, tool: true, start: start})
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	if r != nil && r.toolOutsideWallsForTest {
-		err = cmd.Start()
-	} else {
-		err = startTool(cmd, r, t, gh, c.Writable) // closed: inside the kernel wall and the memory bound, as a closed git
-	}
-	if err == nil {
-		err = cmd.Wait()
-	}
 	switch {
-	case errors.Is(err, exec.ErrNotFound) || cmd.Process == nil && errors.Is(err, fs.ErrNotExist):
+	case errors.Is(l.err, exec.ErrNotFound) || !l.started && errors.Is(l.err, fs.ErrNotExist):
 		return nil, ErrGHMissing
-	case out.over:
+	case l.truncated:
 		return nil, fmt.Errorf("%w: more than %d bytes", ErrGHOutput, MaxGHOutput)
-	case ctx.Err() == context.DeadlineExceeded:
+	case l.expired:
 		return nil, ErrGHTimeout
-	case err != nil:
-		return nil, ghFailure(errOut.buf.String(), r)
+	case l.err != nil:
+		return nil, ghFailure(string(l.stderr), r)
 	}
-	return out.buf.Bytes(), nil
+	return l.stdout, nil
 }
 
 // ghFailures are gh's usual failures (gh 2.x, LC_ALL=C), first match wins.

@@ -157,66 +157,42 @@ func (r *Repo) run(ctx context.Context, t trust.Trust, d *decision, c call) (*re
 	if err := fixedShape(c); err != nil {
 		return nil, err
 	}
-	argv := r.argv(t, d, c)
 	timeout := c.sub.timeout
 	if r.maxTime > 0 && r.maxTime < timeout {
 		timeout = r.maxTime
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, r.git, argv...)
-	cmd.Dir = r.workTree
-	if r.workTree == "" { // a bare repository
-		cmd.Dir = r.gitDir
+	dir := r.workTree
+	if dir == "" { // a bare repository
+		dir = r.gitDir
 	}
-	cmd.Env = r.environ(t, c.sub)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return stopGroup(cmd.Process.Pid) }
-	cmd.WaitDelay = stopGrace + 2*time.Second // then exec kills the leader and closes the pipes
-	if c.stdin != nil {
-		cmd.Stdin = c.stdin
-	}
-	out := &bounded{max: c.sub.maxOut, full: cancel}
-	errOut := &bounded{max: maxStderr}
-	cmd.Stdout, cmd.Stderr = out, errOut
-	release, err := r.holdMemory(ctx, t, c.sub.processes, false) // its share of the closed children's memory (budget.go)
+	l, err := r.spawn(ctx, t, spawn{path: r.git, args: r.argv(t, d, c), dir: dir, env: r.environ(t, c.sub), stdin: c.stdin,
+		timeout: timeout, maxOut: c.sub.maxOut, processes: c.sub.processes, counted: true, watchFIFO: true,
+		start: func(cmd *exec.Cmd) error { return r.start(cmd, t, c.sub) }}) // closed: inside the kernel wall (confine_linux.go)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	r.started.Add(1)
-	err = r.start(cmd, t, c.sub) // closed: inside the kernel wall (confine_linux.go)
-	waitedOnFIFO := false
-	if err == nil {
-		watch := watchFIFO(cmd.Process.Pid, cancel) // a FIFO git opens stops it early (failures.go)
-		err = cmd.Wait()
-		waitedOnFIFO = watch.end() && err != nil
-	}
-	res := &result{stdout: out.buf.Bytes(), stderr: errOut.buf.Bytes(), truncated: out.over}
-	if cmd.ProcessState != nil {
-		res.exit = cmd.ProcessState.ExitCode()
-	}
+	res := &result{stdout: l.stdout, stderr: l.stderr, truncated: l.truncated, exit: l.exit}
 	switch {
 	case res.truncated:
 		return res, nil
-	case waitedOnFIFO || ctx.Err() == context.DeadlineExceeded:
-		return res, r.whyStopped(fmt.Errorf("git %s: %w", c.sub.name, ErrTimeout), waitedOnFIFO)
-	case err == nil:
+	case l.waitedOnFIFO || l.expired:
+		return res, r.whyStopped(fmt.Errorf("git %s: %w", c.sub.name, ErrTimeout), l.waitedOnFIFO)
+	case l.err == nil:
 		return res, nil
 	}
 	var ee *exec.ExitError
-	if errors.As(err, &ee) {
+	if errors.As(l.err, &ee) {
 		for _, ok := range c.okExit {
 			if res.exit == ok {
 				return res, nil
 			}
 		}
-		if t.Closed() && ctx.Err() == nil && outOfMemory(ee, res.stderr) { // ctx: not our own kill
+		if t.Closed() && !l.stopped && outOfMemory(ee, res.stderr) { // not our own kill
 			return res, r.whyStopped(refuseMemory(c.sub, r.wall.limit(), res), false)
 		}
 		return res, &ExitError{Sub: c.sub.name, Code: res.exit, Stderr: string(res.stderr)}
 	}
-	return res, fmt.Errorf("git %s: %w", c.sub.name, err)
+	return res, fmt.Errorf("git %s: %w", c.sub.name, l.err)
 }
 
 // stopGrace is how long a git told to stop has to clean up before SIGKILL.

@@ -93,9 +93,10 @@ func TestOnlyGateStartsProcesses(t *testing.T) {
 	}
 }
 
-// Inside gate, only the runner starts a process: run for git, runGH for
-// gh (which runs git itself, so it starts under the closed gate's
-// environment and walls).
+// Inside gate, one function starts a request's process: spawn, through
+// which run starts git and runGH starts gh (which runs git itself, so it
+// starts under the closed gate's environment and walls), so what bounds a
+// child is written once.
 func TestGateStartsGitInOneFunction(t *testing.T) {
 	var where []string
 	for _, f := range sourceFiles(t)["gate"] {
@@ -114,13 +115,45 @@ func TestGateStartsGitInOneFunction(t *testing.T) {
 	}
 	var others []string
 	for _, w := range where {
-		if w != "run" && w != "runGH" && wallSelfTest[w] == "" {
+		if w != "spawn" && wallSelfTest[w] == "" {
 			others = append(others, w)
 		}
 	}
-	if len(others) > 0 || !slices.Contains(where, "run") || !slices.Contains(where, "runGH") {
-		t.Fatalf("gate starts processes in %v; only run and runGH may (and the wall's self-test: %v)", where, wallSelfTest)
+	if len(others) > 0 || !slices.Contains(where, "spawn") {
+		t.Fatalf("gate starts processes in %v; only spawn may (git through run, gh through runGH; and the wall's self-test: %v)", where, wallSelfTest)
 	}
+	// and both of a request's programs go through it
+	for _, caller := range []string{"run", "runGH"} {
+		if !callsIn(sourceFiles(t)["gate"], caller, "spawn") {
+			t.Errorf("gate's %s does not start its program through spawn", caller)
+		}
+	}
+}
+
+// callsIn reports whether function fn of files calls a method or function
+// named callee.
+func callsIn(files []*ast.File, fn, callee string) bool {
+	found := false
+	for _, f := range files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Name.Name != fn || fd.Body == nil {
+				continue
+			}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				if call, ok := n.(*ast.CallExpr); ok {
+					switch f := call.Fun.(type) {
+					case *ast.SelectorExpr:
+						found = found || f.Sel.Name == callee
+					case *ast.Ident:
+						found = found || f.Name == callee
+					}
+				}
+				return true
+			})
+		}
+	}
+	return found
 }
 
 // wallSelfTest names the functions of gate's kernel-wall self-test that
