@@ -42,13 +42,20 @@ function answering(page) {
 }
 
 // reason is the text written beside the button named name (ui.js
-// disable: the button's description), '' when it has none.
+// disable: the button's description), '' when it has none. The button, its
+// description and the text are read in one step: a live update that redraws
+// the screen between two reads gives the new screen new ids, and the old
+// id then named nothing (the run waited 30 s for why-1 and failed).
 async function reason(page, name) {
-  const b = page.getByRole('button', { name, exact: true });
-  const id = await b.getAttribute('aria-describedby');
-  if (!id) return '';
-  check(await b.isDisabled(), `${name} has a reason beside it but can be used`);
-  return (await page.locator(`[id="${id}"]`).innerText()).trim();
+  const r = await page.getByRole('button', { name, exact: true }).evaluate((b) => {
+    const id = b.getAttribute('aria-describedby');
+    const d = id && document.getElementById(id);
+    return { id, disabled: b.disabled, text: d ? d.innerText.trim() : null };
+  });
+  if (!r.id) return '';
+  check(r.disabled, `${name} has a reason beside it but can be used`);
+  check(r.text !== null, `${name} is described by ${r.id}, which is not on the page`);
+  return r.text;
 }
 
 async function openChanges(page) {
