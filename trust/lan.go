@@ -77,15 +77,10 @@ const damagedSuffix = ".damaged"
 // SaveLAN replaces the kept LAN state. An unreadable file is first moved
 // aside (lan.json.damaged), so what was in it is never lost by a rewrite.
 func (s *Store) SaveLAN(st LANState) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	load(s.path(lanFile), &s.lan)
-	if s.lan.problem != nil {
-		if err := os.Rename(s.path(lanFile), s.path(lanFile+damagedSuffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-	}
-	return update(s, lanFile, &s.lan, func(LANState) (LANState, error) { return st, nil })
+	return s.UpdateLAN(func(cur *LANState) error {
+		*cur = st
+		return nil
+	})
 }
 
 // UpdateLAN changes the kept LAN state by change, applied to a fresh read

@@ -7,10 +7,8 @@ import (
 	"testing"
 
 	"github.com/gatehouse/gatehouse/fsguard"
-	"github.com/gatehouse/gatehouse/gate"
 	"github.com/gatehouse/gatehouse/internal/gittest"
 	"github.com/gatehouse/gatehouse/rpc"
-	"github.com/gatehouse/gatehouse/rpc/methods"
 	"github.com/gatehouse/gatehouse/secretfiles"
 	"github.com/gatehouse/gatehouse/trust"
 )
@@ -35,20 +33,8 @@ func TestAProjectHoldingTheStateFolderIsServedOnlyAtFull(t *testing.T) {
 	gittest.Write(t, dir, map[string]string{"st/settings.json": `{"fullAccess":false}` + "\n"})
 
 	serve := func(g trust.Grant, ruleOff bool) (*host, string) {
-		reg := rpc.NewRegistry()
-		if err := methods.Register(reg); err != nil {
-			t.Fatal(err)
-		}
-		h := &host{grant: g, events: make(chan rpc.Event, 64), ids: map[string]string{}}
-		targets := rpc.NewTargets(fsguard.Options{Home: "/nonexistent-home", StateDir: state}, gate.Options{})
-		tg, err := targets.Add(dir, trust.Served, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		h.Host = rpc.NewHost(rpc.HostOptions{Registry: reg, Targets: targets, Grants: h, FullAccess: h.switchOn.Load,
-			Events: func(string, rpc.Event) {}, ProjectRuleOffForTest: ruleOff})
-		t.Cleanup(func() { h.Close(); targets.Close() })
-		return h, tg.ID
+		h := newHostWith(t, g, fsguard.Options{Home: "/nonexistent-home", StateDir: state}, rpc.HostOptions{ProjectRuleOffForTest: ruleOff}, dir)
+		return h, h.ids[dir]
 	}
 
 	// The attack without the rule: files.read is refused, git is not.
@@ -119,19 +105,8 @@ func TestACopyOfTheStateFolderIsSecretByName(t *testing.T) {
 		t.Fatal(err)
 	}
 	serve := func(m *secretfiles.Matcher) (*host, string) {
-		reg := rpc.NewRegistry()
-		if err := methods.Register(reg); err != nil {
-			t.Fatal(err)
-		}
-		h := &host{grant: trust.View, events: make(chan rpc.Event, 64), ids: map[string]string{}}
-		targets := rpc.NewTargets(fsguard.Options{Home: "/nonexistent-home", StateDir: filepath.Join(t.TempDir(), "state"), Secrets: m}, gate.Options{})
-		tg, err := targets.Add(dir, trust.Served, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		h.Host = rpc.NewHost(rpc.HostOptions{Registry: reg, Targets: targets, Grants: h, FullAccess: h.switchOn.Load, Events: func(string, rpc.Event) {}})
-		t.Cleanup(func() { h.Close(); targets.Close() })
-		return h, tg.ID
+		h := newHostWith(t, trust.View, fsguard.Options{Home: "/nonexistent-home", StateDir: filepath.Join(t.TempDir(), "state"), Secrets: m}, rpc.HostOptions{}, dir)
+		return h, h.ids[dir]
 	}
 	h, id := serve(old)
 	for p := range files {
@@ -157,21 +132,8 @@ func TestAWorktreeOfAHomeProjectIsServedOnlyAtFull(t *testing.T) {
 	gittest.Home(t, "")
 	home := gittest.Init(t, map[string]string{"notes.txt": "private notes\n"})
 	serve := func(ruleOff bool) *host {
-		reg := rpc.NewRegistry()
-		if err := methods.Register(reg); err != nil {
-			t.Fatal(err)
-		}
-		h := &host{grant: trust.Full, events: make(chan rpc.Event, 64), ids: map[string]string{}}
+		h := newHostWith(t, trust.Full, fsguard.Options{Home: home, StateDir: filepath.Join(t.TempDir(), "state")}, rpc.HostOptions{ProjectRuleOffForTest: ruleOff}, home)
 		h.switchOn.Store(true) // worktree.create at full with the switch on, as the person allowed it
-		targets := rpc.NewTargets(fsguard.Options{Home: home, StateDir: filepath.Join(t.TempDir(), "state")}, gate.Options{})
-		tg, err := targets.Add(home, trust.Served, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		h.ids[home] = tg.ID
-		h.Host = rpc.NewHost(rpc.HostOptions{Registry: reg, Targets: targets, Grants: h, FullAccess: h.switchOn.Load,
-			Events: func(string, rpc.Event) {}, ProjectRuleOffForTest: ruleOff})
-		t.Cleanup(func() { h.Close(); targets.Close() })
 		return h
 	}
 	for _, ruleOff := range []bool{true, false} {

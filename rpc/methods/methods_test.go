@@ -43,12 +43,19 @@ var phone = rpc.Device{ID: "phone-1", Fingerprint: "00112233445566778899aabbccdd
 
 func newHost(t *testing.T, g trust.Grant, dirs ...string) *host {
 	t.Helper()
+	return newHostWith(t, g, fsguard.Options{Home: "/nonexistent-home"}, rpc.HostOptions{}, dirs...)
+}
+
+// newHostWith is newHost with the folders' options (home, the state
+// folder, the secret rules) and the host's test switches in o.
+func newHostWith(t *testing.T, g trust.Grant, fo fsguard.Options, o rpc.HostOptions, dirs ...string) *host {
+	t.Helper()
 	reg := rpc.NewRegistry()
 	if err := methods.Register(reg); err != nil {
 		t.Fatal(err)
 	}
 	h := &host{grant: g, events: make(chan rpc.Event, 64), ids: map[string]string{}}
-	targets := rpc.NewTargets(fsguard.Options{Home: "/nonexistent-home"}, gate.Options{})
+	targets := rpc.NewTargets(fo, gate.Options{})
 	for _, d := range dirs {
 		tg, err := targets.Add(d, trust.Served, "")
 		if err != nil {
@@ -56,8 +63,9 @@ func newHost(t *testing.T, g trust.Grant, dirs ...string) *host {
 		}
 		h.ids[d] = tg.ID
 	}
-	h.Host = rpc.NewHost(rpc.HostOptions{Registry: reg, Targets: targets, Grants: h, FullAccess: h.switchOn.Load,
-		Events: func(dev string, ev rpc.Event) { h.events <- ev }})
+	o.Registry, o.Targets, o.Grants, o.FullAccess = reg, targets, h, h.switchOn.Load
+	o.Events = func(dev string, ev rpc.Event) { h.events <- ev }
+	h.Host = rpc.NewHost(o)
 	t.Cleanup(func() { h.Close(); targets.Close() })
 	return h
 }
