@@ -38,8 +38,9 @@ var aheadBufs = sync.Pool{New: func() any { return new(aheadBuf) }}
 // descriptor is asked for at each read ahead rather than kept.
 type readAheadConn struct {
 	net.Conn
-	ahead *aheadBuf // borrowed while it holds bytes not yet handed out
-	full  bool      // the last read filled its buffer
+	ahead  *aheadBuf // borrowed while it holds bytes not yet handed out
+	full   bool      // the last read filled its buffer
+	aheads int       // reads ahead that found bytes (tests count them)
 }
 
 // readAhead wraps a ResponseWriter so that the connection its Hijack
@@ -103,4 +104,5 @@ func (c *readAheadConn) fill() {
 	}
 	a.r, a.w = 0, n
 	c.ahead, c.full = a, n == len(a.b)
+	c.aheads++
 }
