@@ -26,7 +26,8 @@
 //	handler  registry.go Register, validate.go decodeParams (a refusal names
 //	         the parameter), rpc/methods
 //	gate     gate/decide.go: the Read or Change gate, once per operation
-//	runner   gate/runner.go: the one place git starts; gate/failures.go
+//	runner   gate/runner.go run, through gate/spawn.go spawn: the one place
+//	         git (and gh, gate/gh.go) starts; gate/failures.go
 //	         turns git's usual failures into sentences that say what to do
 //	reply    host.go respond/errorResponse: one Response, sealed (seal.go,
 //	         pack.go); a refusal's cause (error chain, git's stderr) is

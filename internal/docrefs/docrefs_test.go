@@ -1,5 +1,6 @@
 // Package docrefs holds one check over the repository's own text: a comment,
-// a rule's reason or a page in docs/ may not send its reader to a numbered
+// a rule's reason, a page of Markdown, the page's scripts or a testscript
+// may not send its reader to a numbered
 // issue or to a review round ("issue 12", "seed Round 7", "Rounds 8 and 9").
 // Neither the issues nor the document the rounds belonged to are in the
 // repository, and the repository is all a newcomer has: the reason is
@@ -43,16 +44,19 @@ var samples = map[string]bool{
 }
 
 // checked reports whether the check reads the file at rel (a slash path
-// from the repository's root): every Go file but the samples, and the pages
-// in docs/.
+// from the repository's root): every Go file but the samples, every
+// Markdown page but CHANGELOG.md (history), the page's own scripts and the
+// testscripts.
 func checked(rel string) bool {
-	if samples[rel] {
+	if samples[rel] || rel == "CHANGELOG.md" {
 		return false
 	}
-	if strings.HasSuffix(rel, ".go") {
-		return true
+	for _, ext := range []string{".go", ".md", ".js", ".mjs", ".txtar"} {
+		if strings.HasSuffix(rel, ext) {
+			return true
+		}
 	}
-	return strings.HasPrefix(rel, "docs/") && strings.HasSuffix(rel, ".md")
+	return false
 }
 
 func TestNoReferenceANewcomerCannotFollow(t *testing.T) {
@@ -76,9 +80,10 @@ func TestNoReferenceANewcomerCannotFollow(t *testing.T) {
 	}
 }
 
-// The walk finds a reference planted in a Go file and in a page of docs/,
-// and reads nothing it is not meant to: the page's dependencies, and
-// Markdown outside docs/ (CHANGELOG.md may name issues).
+// The walk finds a reference planted in a Go file, a page of docs/, the
+// README, a script of the page and a testscript, and reads nothing it is
+// not meant to: the page's dependencies, and CHANGELOG.md (which may name
+// issues).
 func TestScanFindsAPlantedReference(t *testing.T) {
 	root := t.TempDir()
 	for name, text := range map[string]string{
@@ -87,6 +92,9 @@ func TestScanFindsAPlantedReference(t *testing.T) {
 		"docs/clean.md":           "# Clean\n\nSee TestDevicePinsTheHostKey.\n",
 		"CHANGELOG.md":            "- the relay keeps tombstones (issue 12)\n",
 		"web/node_modules/x/x.go": "package x // issue 3\n",
+		"README.md":               "# gatehouse\n\nFixed in issue 31.\n",
+		"web/src/agree.js":        "// as in seed Round 4\n",
+		"cmd/x/testdata/a.txtar":  "# Issue 12: one computer\n",
 	} {
 		path := filepath.Join(root, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -100,9 +108,10 @@ func TestScanFindsAPlantedReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"gate/forced.go": "3: seed Round 7", "docs/relay.md": "3: issue 12"}
-	if files != 3 || len(found) != len(want) {
-		t.Fatalf("read %d files (want 3), found %v (want %v)", files, found, want)
+	want := map[string]string{"gate/forced.go": "3: seed Round 7", "docs/relay.md": "3: issue 12", "README.md": "3: issue 31",
+		"web/src/agree.js": "1: seed Round 4", "cmd/x/testdata/a.txtar": "1: Issue 12"}
+	if files != 6 || len(found) != len(want) {
+		t.Fatalf("read %d files (want 6), found %v (want %v)", files, found, want)
 	}
 	for rel, hit := range want {
 		if len(found[rel]) != 1 || found[rel][0] != hit {

@@ -67,7 +67,7 @@ var processStarters = map[string]bool{
 
 // mayStartProcesses names the packages allowed to start a program, and why.
 var mayStartProcesses = map[string]string{
-	"gate":             "the one runner for git",
+	"gate":             "the one launcher for git and gh (spawn)",
 	"internal/gittest": "builds fixture repositories with plain git, for tests only",
 	"regress":          "reproduces each exploit with plain git, to prove it fires",
 	"bench/relay":      "starts itself as the relay under test, so the devices run in another process",
