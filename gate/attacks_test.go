@@ -72,14 +72,10 @@ func servedOf(a attack, dir string) []string {
 }
 
 // repoWith builds a checkout with one commit, then applies local config
-// (key value pairs) and extra files.
+// (key value pairs).
 func repoWith(t *testing.T, files map[string]string, config ...string) string {
 	t.Helper()
-	dir := gittest.Init(t, files)
-	for i := 0; i+1 < len(config); i += 2 {
-		git(t, dir, "config", "--local", config[i], config[i+1])
-	}
-	return dir
+	return gittest.InitConfig(t, files, config...)
 }
 
 // dirty changes a tracked file so status and add must read it: the same

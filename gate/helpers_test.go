@@ -78,14 +78,7 @@ func wantRefusal(t testing.TB, err, want error, parts ...string) {
 func write(t testing.TB, dir string, files map[string]string) { gittest.Write(t, dir, files) }
 func git(t testing.TB, dir string, args ...string) string     { return gittest.Git(t, dir, args...) }
 
-func read(t testing.TB, path string) string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
-}
+func read(t testing.TB, path string) string { return gittest.Read(t, path) }
 
 func mkfifo(path string) error { return unix.Mkfifo(path, 0o644) }
 

@@ -27,11 +27,7 @@ var (
 // (key value pairs).
 func repoWith(t *testing.T, files map[string]string, config ...string) string {
 	t.Helper()
-	dir := gittest.Init(t, files)
-	for i := 0; i+1 < len(config); i += 2 {
-		git(t, dir, "config", "--local", config[i], config[i+1])
-	}
-	return dir
+	return gittest.InitConfig(t, files, config...)
 }
 
 // dirty changes a tracked file so status must read it: the same size with
@@ -57,11 +53,4 @@ func wantRefusal(t testing.TB, err, want error) {
 func write(t testing.TB, dir string, files map[string]string) { gittest.Write(t, dir, files) }
 func git(t testing.TB, dir string, args ...string) string     { return gittest.Git(t, dir, args...) }
 
-func read(t testing.TB, path string) string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
-}
+func read(t testing.TB, path string) string { return gittest.Read(t, path) }

@@ -73,6 +73,26 @@ func Init(t testing.TB, files map[string]string) string {
 	return dir
 }
 
+// InitConfig is Init, then local config set from key value pairs.
+func InitConfig(t testing.TB, files map[string]string, config ...string) string {
+	t.Helper()
+	dir := Init(t, files)
+	for i := 0; i+1 < len(config); i += 2 {
+		Git(t, dir, "config", "--local", config[i], config[i+1])
+	}
+	return dir
+}
+
+// Read returns a file's content, failing t when it cannot be read.
+func Read(t testing.TB, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
 // Write writes files (name → content) under dir, making folders.
 func Write(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
