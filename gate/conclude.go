@@ -76,11 +76,11 @@ func (r *Repo) Conclude(ctx context.Context, t trust.Trust) (*ConcludeResult, er
 	if err != nil {
 		return nil, gitFailure(res, err)
 	}
-	return r.after(ctx, t, d, res)
+	return r.after(ctx, t, d, res, c.sub.name)
 }
 
 // after reads what an operation left: HEAD, and what is in progress.
-func (r *Repo) after(ctx context.Context, t trust.Trust, d *decision, res *result) (*ConcludeResult, error) {
+func (r *Repo) after(ctx context.Context, t trust.Trust, d *decision, res *result, subName string) (*ConcludeResult, error) {
 	p, err := r.progress(ctx, t, d)
 	if err != nil {
 		return nil, err
@@ -90,7 +90,7 @@ func (r *Repo) after(ctx context.Context, t trust.Trust, d *decision, res *resul
 		return nil, err
 	}
 	if res != nil && res.exit != 0 && len(left) == 0 {
-		return nil, gitFailure(res, &ExitError{Sub: "rebase", Code: res.exit, Stderr: string(res.stderr)})
+		return nil, gitFailure(res, &ExitError{Sub: subName, Code: res.exit, Stderr: string(res.stderr)})
 	}
 	if p.Op == "" && len(left) > 0 {
 		p = stashProgress()
@@ -177,5 +177,5 @@ func (r *Repo) Abort(ctx context.Context, t trust.Trust) (*ConcludeResult, error
 	if res, err := r.run(ctx, t, d, c); err != nil {
 		return nil, gitFailure(res, err)
 	}
-	return r.after(ctx, t, d, nil)
+	return r.after(ctx, t, d, nil, c.sub.name)
 }
