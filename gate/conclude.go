@@ -51,6 +51,12 @@ func (r *Repo) Conclude(ctx context.Context, t trust.Trust) (*ConcludeResult, er
 	if len(left) > 0 {
 		return nil, ErrStillConflicted
 	}
+	if p.Op == OpRebase || p.Op == OpCherryPick || p.Op == OpRevert {
+		// --continue merges the commits left to replay.
+		if err := d.checkMerge("finish it"); err != nil {
+			return nil, err
+		}
+	}
 	var c call
 	switch p.Op {
 	case "":

@@ -97,3 +97,31 @@ func TestPullRebasesAsConfigSays(t *testing.T) {
 		t.Fatal("a refused pull moved HEAD")
 	}
 }
+
+// TestClosedMergeReplaysNoRecordedResolution: rerere replays the git
+// folder's recorded resolution into a merged file for the desktop; a
+// closed phone's merge (rerere.enabled forced off) leaves the conflict for
+// the phone to see and resolve. The git folder's shape check refuses a
+// linked postimage first; this wall holds without it.
+func TestClosedMergeReplaysNoRecordedResolution(t *testing.T) {
+	gittest.Home(t, "")
+	for _, tr := range []trust.Trust{desktop, closed} {
+		dir := bothMoved(t, false, "rerere.enabled", "true")
+		git(t, dir, "fetch", "-q")
+		git(t, dir, "!", "merge", "origin/main")
+		write(t, dir, map[string]string{"a.txt": "planted\n"})
+		git(t, dir, "rerere") // records the postimage
+		git(t, dir, "merge", "--abort")
+		res, err := open(t, dir).Pull(ctx, tr)
+		if err != nil || res.Stopped != OpMerge {
+			t.Fatalf("pull: %+v %v", res, err)
+		}
+		replayed := read(t, filepath.Join(dir, "a.txt")) == "planted\n"
+		if tr == desktop && !replayed {
+			t.Fatal("the desktop's merge replayed nothing: the test shows nothing")
+		}
+		if tr == closed && replayed {
+			t.Fatal("a closed merge replayed a recorded resolution")
+		}
+	}
+}
