@@ -475,3 +475,42 @@ func TestClosedRebaseWithExecRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestCherryPickAndRevertConclude: a cherry-pick and a revert that stopped
+// on a conflict are shown as such and continued with git's own message.
+func TestCherryPickAndRevertConclude(t *testing.T) {
+	gittest.Home(t, "")
+	for _, op := range []string{OpCherryPick, OpRevert} {
+		dir := gittest.Init(t, map[string]string{"f.txt": "a\n"})
+		git(t, dir, "checkout", "-q", "-b", "side")
+		write(t, dir, map[string]string{"f.txt": "side\n"})
+		git(t, dir, "commit", "-qam", "side change")
+		git(t, dir, "checkout", "-q", "main")
+		write(t, dir, map[string]string{"f.txt": "main\n"})
+		git(t, dir, "commit", "-qam", "main change")
+		if op == OpCherryPick {
+			git(t, dir, "!", "cherry-pick", "side")
+		} else {
+			write(t, dir, map[string]string{"f.txt": "main again\n"})
+			git(t, dir, "commit", "-qam", "main again")
+			git(t, dir, "!", "revert", "--no-edit", "HEAD~1")
+		}
+		r := open(t, dir)
+		list, err := r.Conflicts(ctx, closed, trust.Full)
+		if err != nil || list.Op != op || len(list.Files) != 1 {
+			t.Fatalf("%s: %+v %v", op, list, err)
+		}
+		d := detail(t, r, closed, trust.Full, "f.txt")
+		if _, err := r.Resolve(ctx, closed, trust.Full, ResolveOptions{Path: "f.txt", Hash: d.Hash, Take: "theirs"}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := r.Conclude(ctx, closed)
+		if err != nil || res.Progress.Op != "" {
+			t.Fatalf("%s conclude: %+v %v", op, res, err)
+		}
+		msg := git(t, dir, "log", "-1", "--format=%s")
+		if want := map[string]string{OpCherryPick: "side change\n", OpRevert: "Revert \"main change\"\n"}[op]; msg != want {
+			t.Fatalf("%s: message %q, want %q", op, msg, want)
+		}
+	}
+}
