@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -28,11 +29,16 @@ import (
 
 // Bounds of what git.conflicts reads and answers.
 const (
-	// MaxConflictFiles bounds the conflicted files one answer lists.
-	MaxConflictFiles = 500
+	// MaxConflictFiles bounds the conflicted files Conflicts gathers
+	// (git.conflicts pages them).
+	MaxConflictFiles = 100_000
 	// MaxConflictBlob bounds each stage's blob read for regions; a larger
 	// file is resolved whole (ours, theirs, or as the file is now).
 	MaxConflictBlob = 256 << 10
+	// MaxRegionsJSON bounds one file's segments as JSON, under the page
+	// budget of a reply (rpc.PageBudget, 180 KiB): a file past it is
+	// resolved whole.
+	MaxRegionsJSON = 150 << 10
 	// MaxConflictRegions bounds the regions of one file.
 	MaxConflictRegions = 300
 	// maxMergeOut bounds git merge-file's output: three blobs at most.
@@ -111,6 +117,7 @@ type ConflictFile struct {
 type Conflicts struct {
 	Progress
 	Files     []ConflictFile `json:"files"`
+	Next      int            `json:"next,omitempty"`
 	Truncated bool           `json:"truncated,omitempty"`
 	// HiddenSecrets counts conflicted secret files this device may not
 	// see; HiddenLinked, hard-linked ones.
@@ -299,6 +306,9 @@ func (r *Repo) regions(ctx context.Context, t trust.Trust, d *decision, u unmerg
 	segs, ok := parseMerged(merged, size, blobs)
 	if !ok {
 		return nil, "too many regions", false, nil
+	}
+	if j, err := json.Marshal(segs); err != nil || len(j) > MaxRegionsJSON {
+		return nil, "too large", false, nil
 	}
 	return segs, "", bytes.Contains(blobs[1], []byte("\r\n")), nil
 }

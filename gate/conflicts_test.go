@@ -514,3 +514,25 @@ func TestCherryPickAndRevertConclude(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeConflictResolvedWhole: a file whose regions would not fit one
+// reply is resolved whole, said as "too large"; taking a side still works.
+func TestLargeConflictResolvedWhole(t *testing.T) {
+	gittest.Home(t, "")
+	big := func(word string) string { return strings.Repeat(word+" line of a large file\n", 4000) }
+	dir := stoppedOn(t, "merge", map[string][3]string{"big.txt": {big("base"), big("main"), big("side")}})
+	r := open(t, dir)
+	d := detail(t, r, closed, trust.Control, "big.txt")
+	if d.Whole != "too large" || d.Segments != nil {
+		t.Fatalf("big.txt: whole %q, %d segments", d.Whole, len(d.Segments))
+	}
+	if _, err := r.Resolve(ctx, closed, trust.Control, ResolveOptions{Path: "big.txt", Hash: d.Hash, Regions: []string{"ours"}}); err == nil {
+		t.Fatal("regions of a file shown whole were accepted")
+	}
+	if _, err := r.Resolve(ctx, closed, trust.Control, ResolveOptions{Path: "big.txt", Hash: d.Hash, Take: "theirs"}); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, filepath.Join(dir, "big.txt")) != big("side") {
+		t.Fatal("take theirs did not give theirs")
+	}
+}

@@ -15,12 +15,16 @@ import (
 func registerConflicts(r *rpc.Registry) error {
 	return errors.Join(
 		rpc.Register(r, rpc.Method{Name: "git.conflicts", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 20 * time.Second,
-			Reply: "{op?, title?, ours?, theirs?, abortNote?, files: [{path, kind}], truncated?, hiddenSecrets?, hiddenLinked?} | with path: {path, kind, hash, hasOurs, hasTheirs, segments?: [{text} | {conflict: {ours, base, theirs}}], whole?, crlf?}",
-			Note:  "op: merge, rebase, cherry-pick, revert, unmerged (a stash apply), am; with path, one file's regions from git merge-file"},
+			Reply: "{op?, title?, ours?, theirs?, abortNote?, files: [{path, kind}], next?, truncated?, hiddenSecrets?, hiddenLinked?} | with path: {path, kind, hash, hasOurs, hasTheirs, segments?: [{text} | {conflict: {ours, base, theirs}}], whole?, crlf?}",
+			Note:  "op: merge, rebase, cherry-pick, revert, unmerged (a stash apply), am; files paged; with path, one file's regions from git merge-file"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
 				Path   string `json:"path,omitempty"`
+				Offset int    `json:"offset,omitempty"`
 			}) (any, error) {
+				if err := checkOffset(p.Offset); err != nil {
+					return nil, err
+				}
 				_, repo, err := repoOf(c, p.Target)
 				if err != nil {
 					return nil, err
@@ -28,7 +32,14 @@ func registerConflicts(r *rpc.Registry) error {
 				if p.Path != "" {
 					return repo.ConflictOf(ctx, c.Trust, c.Grant, p.Path)
 				}
-				return repo.Conflicts(ctx, c.Trust, c.Grant)
+				res, err := repo.Conflicts(ctx, c.Trust, c.Grant)
+				if err != nil {
+					return nil, err
+				}
+				all := res.Files
+				res.Files, res.Next = nil, maxPageOffset
+				res.Files, res.Next = pageOf(all, p.Offset, emptySize(*res), maxPageOffset)
+				return res, nil
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.resolve", Scope: trust.Control, Lane: rpc.LaneOrdered, Wait: 20 * time.Second,
 			Reply: "{remaining}", Note: "hash: git.conflicts {path}'s; exactly one of take (ours, theirs, asIs), regions (ours, theirs or both per region) and text"},

@@ -58,7 +58,7 @@ export async function conflicts(p, st = {}) {
     c.files.length ? files : h('p', { class: 'muted' }, c.op === 'unmerged'
       ? 'Every file is resolved: the stash\'s changes are in your files, and the stash stays in the stash list.'
       : `Every file is resolved. ${CONCLUDE[c.op] ? `${CONCLUDE[c.op]} to finish.` : ''}`),
-    c.truncated ? h('p', { class: 'muted' }, 'More files are in conflict than one screen lists; resolve these and look again.') : null,
+    c.truncated || c.next ? h('p', { class: 'muted' }, 'More files are in conflict than one screen lists; resolve these and look again.') : null,
     finish);
   for (const f of c.files) {
     const box = h('section', { class: 'conflict', 'aria-label': f.path }, h('h3', {}, f.path, ' ', h('span', { class: 'muted small' }, f.kind)));
