@@ -154,7 +154,10 @@ export async function changes(p, st = {}) {
     h('div', { class: 'row' },
       action('Fetch', 'git.fetch', () => once('git.fetch', { target: p.id }).then(() => refresh(), () => {}), {},
         remote.remote ? '' : `no remote to fetch from: ${NO_REMOTE}`),
-      action('Pull', 'git.pull', () => once('git.pull', { target: p.id }).then(() => refresh(), () => {}), {},
+      action('Pull', 'git.pull', () => once('git.pull', { target: p.id }).then(async (r) => {
+        await refresh();
+        if (r && r.stopped) note(`The pull stopped on ${r.conflicted} conflicted file${r.conflicted === 1 ? '' : 's'}: tap Resolve above.`);
+      }, () => {}), {},
         !remote.remote ? `no remote to pull from: ${NO_REMOTE}` : remote.upstream ? '' : 'no upstream to pull from: push this branch once first'),
       action('Push', 'git.push', () => once('git.push', { target: p.id }).then(() => { note('Pushed.'); refresh(); }, () => {}), {},
         remote.remote ? '' : `no remote to push to: ${NO_REMOTE}`),
