@@ -125,3 +125,20 @@ func TestClosedMergeReplaysNoRecordedResolution(t *testing.T) {
 		}
 	}
 }
+
+// TestPullWithLocalChangesInTheWay: a merging pull and a rebasing one
+// whose work would overwrite or include uncommitted changes are refused
+// with the dirty sentence, and nothing moves.
+func TestPullWithLocalChangesInTheWay(t *testing.T) {
+	gittest.Home(t, "")
+	for _, rebase := range []string{"false", "true"} {
+		dir := bothMoved(t, true, "pull.rebase", rebase)
+		write(t, dir, map[string]string{"a.txt": "uncommitted\n"})
+		before := git(t, dir, "rev-parse", "HEAD")
+		_, err := open(t, dir).Pull(ctx, closed)
+		wantRefusal(t, err, ErrDirty, "uncommitted changes")
+		if git(t, dir, "rev-parse", "HEAD") != before || read(t, filepath.Join(dir, "a.txt")) != "uncommitted\n" {
+			t.Fatalf("pull.rebase=%s: a refused pull changed the checkout", rebase)
+		}
+	}
+}
