@@ -6,8 +6,8 @@
 //     files") and opens the conflicts screen;
 //   - f.txt is resolved region by region (ours for the first, both for the
 //     second) and its result is the hand edit of git's conflicted file,
-//     side's change between the regions kept; g.txt is resolved whole with
-//     Take theirs and equals git's stage 3, what git checkout --theirs gives;
+//     side's change between the regions kept; g.txt is resolved with
+//     Whole file: theirs and equals git's stage 3, what git checkout --theirs gives;
 //   - Commit the merge makes a merge commit and leaves a clean checkout;
 //   - a rebase git stopped on a conflict is aborted from the page, after a
 //     confirmation naming what it throws away, and the branch is back.
@@ -74,10 +74,10 @@ try {
   step('f.txt resolved by region: the hand edit, side\'s change between the regions kept, staged');
 
   // g.txt, whole.
-  await page.getByRole('button', { name: 'Take theirs for the whole of g.txt' }).click();
+  await page.getByRole('button', { name: 'Whole file: theirs, for g.txt' }).click();
   await page.getByText(/^Resolved g\.txt\. No file is in conflict any more\.$/).waitFor();
   check(file('g.txt') === theirsG && git('show', ':0:g.txt') === theirsG, 'g.txt is not what git checkout --theirs gives');
-  step('g.txt resolved with Take theirs: git\'s stage 3, byte for byte');
+  step('g.txt resolved with Whole file: theirs: git\'s stage 3, byte for byte');
 
   await page.getByRole('button', { name: 'Commit the merge' }).click();
   await page.getByText(/^Committed the merge: [0-9a-f]{8}\.$/).waitFor();

@@ -3,7 +3,7 @@
 // regions as git's own merge-file cut them (ours, the base, theirs, and the
 // lines around them), and resolving them: per region Take ours / Take
 // theirs / Take both, per file Take ours / Take theirs (git checkout
-// --ours/--theirs), an editor for the whole result, Mark resolved as the
+// --ours/--theirs, "Whole file: ours"), an editor for the whole result, Mark resolved as the
 // file is now; then Conclude (commit the merge, continue the rebase) or
 // Abort, after a confirmation naming what it throws away. Every resolution
 // carries the hash of what this screen showed, so a file changed on the
@@ -92,8 +92,8 @@ function drawFile(p, box, d, st) {
   const editor = h('div', { class: 'conflict-edit', hidden: true });
   const buttons = h('div', { class: 'row' },
     regions.length ? resolveChosen : null,
-    action('Take ours', 'git.resolve', () => resolve(p, d, { take: 'ours' }), { 'aria-label': `Take ours for the whole of ${d.path}` }),
-    action('Take theirs', 'git.resolve', () => resolve(p, d, { take: 'theirs' }), { 'aria-label': `Take theirs for the whole of ${d.path}` }),
+    action('Whole file: ours', 'git.resolve', () => resolve(p, d, { take: 'ours' }), { 'aria-label': `Whole file: ours, for ${d.path}` }),
+    action('Whole file: theirs', 'git.resolve', () => resolve(p, d, { take: 'theirs' }), { 'aria-label': `Whole file: theirs, for ${d.path}` }),
     d.segments ? action('Edit the result', 'git.resolve', () => openEditor(p, d, editor, choices), { 'aria-label': `Edit the result: ${d.path}` }) : null,
     action('Mark resolved as it is', 'git.resolve', () => resolve(p, d, { take: 'asIs' }), { 'aria-label': `Mark resolved as it is: ${d.path}` }));
   function redraw() {
