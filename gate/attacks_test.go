@@ -470,7 +470,9 @@ func TestClosedPushWorksOverAnAllowedTransport(t *testing.T) {
 	}
 }
 
-func TestPullIsFastForwardOnly(t *testing.T) {
+// With pull.ff=only a pull that is not a fast-forward is refused; see
+// pull_test.go for the merge and rebase it makes otherwise.
+func TestPullIsFastForwardOnlyWithPullFFOnly(t *testing.T) {
 	gittest.Home(t, "")
 	dir := withDaemonRemote(t, false)
 	r := open(t, dir)
@@ -483,6 +485,7 @@ func TestPullIsFastForwardOnly(t *testing.T) {
 	write(t, dir, map[string]string{"local.txt": "l\n"})
 	git(t, dir, "add", "local.txt")
 	git(t, dir, "commit", "-qm", "local")
+	git(t, dir, "config", "pull.ff", "only")
 	before := git(t, dir, "rev-parse", "HEAD")
 	_, err = open(t, dir).Pull(ctx, closed)
 	wantRefusal(t, err, ErrNotFastForward, "Pull on the computer")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -321,15 +322,23 @@ func (r *Repo) refs(ctx context.Context, t trust.Trust, d *decision) (map[string
 	return out, nil
 }
 
-// PullResult is where a pull left the branch.
+// PullResult is where a pull left the branch: fast-forwarded, merged or
+// rebased, or stopped on a conflict (Stopped names the operation, which
+// git.conflicts shows).
 type PullResult struct {
 	OID         string `json:"oid"`
 	FastForward bool   `json:"fastForward"`
+	Merged      bool   `json:"merged,omitempty"`
+	Rebased     bool   `json:"rebased,omitempty"`
+	Stopped     string `json:"stopped,omitempty"`
+	Conflicted  int    `json:"conflicted,omitempty"`
 }
 
-// Pull fetches and fast-forwards the current branch to its upstream;
-// anything else (the branch has commits of its own, local changes in the
-// way) is refused with a sentence, never merged.
+// Pull fetches and fast-forwards the current branch to its upstream; when
+// both have moved it merges, or rebases when pull.rebase or
+// branch.<name>.rebase says so, and a conflict stops it for the conflicts
+// screen. pull.ff=only keeps the fast-forward alone; local changes in the
+// way are refused with a sentence.
 func (r *Repo) Pull(ctx context.Context, t trust.Trust) (*PullResult, error) {
 	unlock, err := r.lock()
 	if err != nil {
@@ -362,7 +371,14 @@ func (r *Repo) Pull(ctx context.Context, t trust.Trust) (*PullResult, error) {
 		opts = append(opts, "--no-verify")
 	}
 	if res, err := r.run(ctx, t, d, call{sub: subMerge, opts: opts, args: []string{"@{upstream}"}}); err != nil {
-		return nil, gitFailure(res, err)
+		if err = gitFailure(res, err); !errors.Is(err, ErrNotFastForward) {
+			return nil, err
+		}
+		m, err := r.pullModeOf(ctx, t, d, st.Branch)
+		if err != nil {
+			return nil, err
+		}
+		return r.joinUpstream(ctx, t, d, m)
 	}
 	oid, err := r.head(ctx, t, d)
 	if err != nil {

@@ -53,7 +53,7 @@ var (
 	ErrDetached = refusal.New(refusal.Refused, "detached HEAD",
 		"This checkout is not on a branch (a detached HEAD). Switch to a branch first.")
 	ErrConflict = refusal.New(refusal.Conflict, "merge conflict",
-		"This worktree's branch conflicts with its main checkout's branch; merge it on the computer.")
+		"This worktree's branch conflicts with its main checkout's branch. Merge it anyway to resolve the conflicts from the phone, or merge it on the computer.")
 	ErrDirty = refusal.New(refusal.Refused, "uncommitted changes",
 		"This checkout has uncommitted changes that the change would overwrite; commit or discard them first.")
 	ErrNoIdentity = refusal.New(refusal.Refused, "no author identity",
@@ -65,7 +65,7 @@ var (
 	ErrAuthFailed = refusal.New(refusal.Refused, "remote authentication failed",
 		"The remote did not accept this computer's credentials. Sign in to the remote on the computer (a push there asks), then try again.")
 	ErrUnmerged = refusal.New(refusal.Conflict, "unmerged paths",
-		"This checkout has unresolved merge conflicts. Resolve them (or abort the merge) on the computer first.")
+		"This checkout has unresolved merge conflicts. Open Conflicts from the changes screen to resolve them, or abort the merge there.")
 	ErrGitFailed = refusal.New(refusal.Refused, "git failed",
 		"Git could not do this here. Check the checkout on the computer.")
 	ErrTimeout = refusal.New(refusal.Retry, "git timed out",

@@ -68,6 +68,9 @@ var failures = []failure{
 	{text: "no changes added to commit", stdout: true, err: ErrNothingToCommit},
 	{text: "would be overwritten", err: ErrDirty},
 	{text: "contains modified or untracked files", err: ErrDirty},
+	// A rebase (a pull that rebases) refuses any uncommitted change.
+	{text: "cannot rebase: You have unstaged changes", err: ErrDirty},
+	{text: "cannot rebase: Your index contains uncommitted changes", err: ErrDirty},
 	{text: "invalid reference", err: ErrUnknownRef},
 	{text: "unknown revision", err: ErrUnknownRef},
 	{text: "not a commit", err: ErrUnknownRef},

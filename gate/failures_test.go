@@ -122,11 +122,11 @@ func TestGitFailureSentences(t *testing.T) {
 			git(t, dir, "checkout", "-q", "--detach")
 			return runGit(t, dir, call{sub: subPush, opts: []string{"--porcelain"}})
 		}},
-		{"conflict: commit", ErrUnmerged, "Resolve them", "unresolved conflict", func(t *testing.T) error {
+		{"conflict: commit", ErrUnmerged, "Open Conflicts", "unresolved conflict", func(t *testing.T) error {
 			_, err := open(t, conflicted(t)).Commit(ctx, closed, "m", false)
 			return err
 		}},
-		{"conflict: switch", ErrUnmerged, "Resolve them", "while merging", func(t *testing.T) error {
+		{"conflict: switch", ErrUnmerged, "Open Conflicts", "while merging", func(t *testing.T) error {
 			return open(t, conflicted(t)).Switch(ctx, closed, "side")
 		}},
 		{"upstream branch gone", ErrNoUpstream, "--set-upstream-to", "not something we can merge", func(t *testing.T) error {

@@ -34,6 +34,7 @@ var closedAll = []Option{
 	{"protocol.ext.allow", "never", "ext:: runs an arbitrary command as a transport"},
 	{"maintenance.auto", "false", "no auto maintenance after a commit: a gc hook in any config would run"},
 	{"gc.auto", "0", "the same, for git versions before maintenance"},
+	{"rerere.enabled", "false", "rerere replays a resolution from the git folder's rr-cache into the work tree, and git follows a link there: a postimage linked to a file outside the checkout put that file's bytes in a merged file. The phone resolves what git.conflicts shows it"},
 	{"diff.ignoreSubmodules", "all", "a submodule carries its own config, which the gate never reads"},
 	{"status.submoduleSummary", "false", "the same"},
 	{"submodule.recurse", "false", "the same: no command recurses into a submodule"},

@@ -311,6 +311,17 @@ func TestWorktrees(t *testing.T) {
 	if git(t, dir, "rev-parse", "HEAD") != before || read(t, filepath.Join(dir, "a.txt")) != "main side\n" {
 		t.Fatal("a refused merge changed the main checkout")
 	}
+	// Asked to, the merge stops on the conflict in the main checkout, for
+	// the conflicts screen; aborting it puts main back.
+	if err := w.MergeWorktreeStopping(ctx, closed, r); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := r.Conflicts(ctx, closed, trust.Full); err != nil || c.Op != OpMerge || len(c.Files) != 1 || c.Files[0].Path != "a.txt" {
+		t.Fatalf("conflicts after a stopped worktree merge: %+v %v", c, err)
+	}
+	if _, err := r.Abort(ctx, closed); err != nil || git(t, dir, "rev-parse", "HEAD") != before {
+		t.Fatalf("abort: %v", err)
+	}
 	if err := r.RemoveWorktree(ctx, closed, w, false); err != nil {
 		t.Fatal(err)
 	}

@@ -142,6 +142,17 @@ func (r *Repo) WorktreeStatus(ctx context.Context, t trust.Trust, main *Repo) (*
 // finds no conflict. A conflict leaves both unchanged and is refused. Both
 // checkouts pass the Change gate and are locked for the merge.
 func (r *Repo) MergeWorktree(ctx context.Context, t trust.Trust, main *Repo) error {
+	return r.mergeWorktree(ctx, t, main, false)
+}
+
+// MergeWorktreeStopping is MergeWorktree, except that a conflict is left
+// in main for the conflicts screen (the merge stopped, as git merge stops),
+// which the page does only after telling the person.
+func (r *Repo) MergeWorktreeStopping(ctx context.Context, t trust.Trust, main *Repo) error {
+	return r.mergeWorktree(ctx, t, main, true)
+}
+
+func (r *Repo) mergeWorktree(ctx context.Context, t trust.Trust, main *Repo, stop bool) error {
 	if !r.linked || main.commonDir != r.commonDir || main.linked {
 		return ErrNotWorktree
 	}
@@ -196,12 +207,15 @@ func (r *Repo) MergeWorktree(ctx context.Context, t trust.Trust, main *Repo) err
 	if err != nil {
 		return err
 	}
-	if res.exit == 1 {
+	if res.exit == 1 && !stop {
 		return ErrConflict
 	}
 	msg := "Merge branch '" + wst.Branch + "'"
-	res, err = main.run(ctx, t, md, call{sub: subMerge,
-		opts: append([]string{"--no-ff", "--no-edit", "-q", "-m", msg}, hooks...), args: []string{ref}})
+	c := call{sub: subMerge, opts: append([]string{"--no-ff", "--no-edit", "-q", "-m", msg}, hooks...), args: []string{ref}}
+	if stop {
+		c.okExit = []int{1} // stopped on a conflict: the conflicts screen finishes it
+	}
+	res, err = main.run(ctx, t, md, c)
 	return gitFailure(res, err)
 }
 

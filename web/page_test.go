@@ -141,6 +141,36 @@ func TestChangesPageInChromium(t *testing.T) {
 	inBrowser(t, bin, "e2e/changes.mjs", pageRepo(t), nil)
 }
 
+// The conflicts screen (web/e2e/conflicts.mjs): a merge git stopped on two
+// files, resolved region by region and whole from the page and committed,
+// checked with git; a stopped rebase aborted.
+func TestConflictsPageInChromium(t *testing.T) {
+	bin := browserTest(t)
+	gittest.Home(t, "")
+	inBrowser(t, bin, "e2e/conflicts.mjs", conflictRepo(t), nil)
+}
+
+// conflictRepo is a checkout whose merge of branch side stopped on f.txt
+// (two regions, and a change of side's between them) and g.txt, with a
+// branch topic whose rebase onto main will stop on h.txt.
+func conflictRepo(t *testing.T) string {
+	t.Helper()
+	dir := gittest.Init(t, map[string]string{"f.txt": "1\n2\n3\n4\n5\n6\n7\n8\n9\n", "g.txt": "g\n", "h.txt": "h\n"})
+	commit := func(files map[string]string, msg string) {
+		gittest.Write(t, dir, files)
+		gittest.Git(t, dir, "commit", "-qam", msg)
+	}
+	gittest.Git(t, dir, "branch", "topic")
+	gittest.Git(t, dir, "checkout", "-q", "-b", "side")
+	commit(map[string]string{"f.txt": "1\n2t\n3\n4\n5t\n6\n7\n8t\n9\n", "g.txt": "g side\n"}, "side")
+	gittest.Git(t, dir, "checkout", "-q", "topic")
+	commit(map[string]string{"h.txt": "h topic\n"}, "topic")
+	gittest.Git(t, dir, "checkout", "-q", "main")
+	commit(map[string]string{"f.txt": "1\n2o\n3\n4\n5\n6\n7\n8o\n9\n", "g.txt": "g main\n", "h.txt": "h main\n"}, "main")
+	gittest.Git(t, dir, "!", "merge", "-q", "side")
+	return dir
+}
+
 // The squatter in a real browser (web/e2e/squatter.mjs): what it reads from
 // the page's origin while serve is stopped opens nothing after serve starts
 // again, and the real phone comes back by its own code.

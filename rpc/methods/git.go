@@ -201,7 +201,7 @@ func registerGit(r *rpc.Registry) error {
 				return repo.Fetch(ctx, c.Trust)
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.pull", Scope: trust.Full, Lane: rpc.LaneBackground, Wait: 90 * time.Second,
-			Reply: "{oid, fastForward: true}", Note: "fast-forward only"},
+			Reply: "{oid, fastForward, merged?, rebased?, stopped?, conflicted?}", Note: "fast-forward, else a merge or (pull.rebase, branch.<name>.rebase) a rebase; stopped: the operation a conflict stopped, for git.conflicts; pull.ff=only and pull.rebase=interactive are refused"},
 			func(ctx context.Context, c *rpc.Call, p onceParams) (any, error) {
 				_, repo, err := repoOf(c, p.Target)
 				if err != nil {

@@ -60,11 +60,18 @@ func registerWorktrees(r *rpc.Registry) error {
 				return map[string]string{"target": nt.ID, "branch": wt.Branch}, nil
 			}),
 		rpc.Register(r, rpc.Method{Name: "worktree.merge", Scope: trust.Full, Lane: rpc.LaneBackground, Wait: 60 * time.Second,
-			Reply: "{}", Note: "fast-forward, or a merge commit when nothing conflicts"},
-			func(ctx context.Context, c *rpc.Call, p onceParams) (any, error) {
+			Reply: "{}", Note: "fast-forward, or a merge commit when nothing conflicts; stopOnConflict: a conflict stops the merge in the main checkout for git.conflicts"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Target         string `json:"target"`
+				StopOnConflict bool   `json:"stopOnConflict,omitempty"`
+				rpc.SendID
+			}) (any, error) {
 				_, repo, main, err := worktreeAndMain(c, p.Target)
 				if err != nil {
 					return nil, err
+				}
+				if p.StopOnConflict {
+					return struct{}{}, repo.MergeWorktreeStopping(ctx, c.Trust, main)
 				}
 				return struct{}{}, repo.MergeWorktree(ctx, c.Trust, main)
 			}),

@@ -12,6 +12,7 @@ import { parseDiff, renderDiff } from './diff.js';
 import { state, run, once, note, clearNotes, button, action, allowed, setTitle, show, go, refresh, pages, lock,
   fullAccess, SECRET_WHY, pref, setPref, tabs } from './ui.js';
 import { historyOf } from './history.js';
+import { conflictBanner } from './conflicts.js';
 
 // watch asks for checkout.changed events for p, renewed before the host's
 // 10 minutes run out, and refreshes the screen when one comes.
@@ -153,7 +154,10 @@ export async function changes(p, st = {}) {
     h('div', { class: 'row' },
       action('Fetch', 'git.fetch', () => once('git.fetch', { target: p.id }).then(() => refresh(), () => {}), {},
         remote.remote ? '' : `no remote to fetch from: ${NO_REMOTE}`),
-      action('Pull', 'git.pull', () => once('git.pull', { target: p.id }).then(() => refresh(), () => {}), {},
+      action('Pull', 'git.pull', () => once('git.pull', { target: p.id }).then(async (r) => {
+        await refresh();
+        if (r && r.stopped) note(`The pull stopped on ${r.conflicted} conflicted file${r.conflicted === 1 ? '' : 's'}: tap Resolve above.`);
+      }, () => {}), {},
         !remote.remote ? `no remote to pull from: ${NO_REMOTE}` : remote.upstream ? '' : 'no upstream to pull from: push this branch once first'),
       action('Push', 'git.push', () => once('git.push', { target: p.id }).then(() => { note('Pushed.'); refresh(); }, () => {}), {},
         remote.remote ? '' : `no remote to push to: ${NO_REMOTE}`),
@@ -182,7 +186,7 @@ export async function changes(p, st = {}) {
         if (res) { msg.value = ''; st.message = ''; await refresh(); note(`Committed ${res.oid.slice(0, 8)}${res.pushed ? ' and pushed' : ''}.`); }
       } }, 'Commit')))
     : h('p', { class: 'muted' }, commit.why);
-  show(tabs(p, 'changes'), head, form,
+  show(tabs(p, 'changes'), conflictBanner(p), head, form,
     h('h2', {}, 'Staged (', counts.staged, ')'), stagedList,
     h('h2', {}, 'Not staged (', counts.unstaged, ')'),
     h('div', { class: 'row actions' },

@@ -13,6 +13,7 @@ import { changes } from './changes.js';
 import { files, search, readFile } from './files.js';
 import { historyOf, commitView } from './history.js';
 import { worktrees } from './worktrees.js';
+import { conflicts } from './conflicts.js';
 import { github, cloneScreen } from './github.js';
 
 // What this page keeps in the browser's storage: its device id and stored
@@ -141,6 +142,7 @@ function resolve(route) {
     history: (p, s) => historyOf(p, r.path, s),
     commit: (p) => commitView(p, r.path),
     worktrees: (p, s) => worktrees(p, s),
+    conflicts: (p, s) => conflicts(p, s),
     github: (p, s) => github(p, s),
   }[r.screen];
   return async (s) => {

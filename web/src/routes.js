@@ -19,11 +19,12 @@ export const at = {
   history: (p, file) => `${base(p)}/history${file ? `/${path(file)}` : ''}`,
   commit: (p, oid) => `${base(p)}/commit/${seg(oid)}`,
   worktrees: (p) => `${base(p)}/worktrees`,
+  conflicts: (p) => `${base(p)}/conflicts`,
   github: (p) => `${base(p)}/github`,
   clone: () => '/clone',
 };
 
-const SCREENS = new Set(['changes', 'files', 'file', 'search', 'history', 'commit', 'worktrees', 'github']);
+const SCREENS = new Set(['changes', 'files', 'file', 'search', 'history', 'commit', 'worktrees', 'github', 'conflicts']);
 const ROUTE = /^\/p\/([^/?]+)\/([a-z]+)(?:\/([^?]*))?(?:\?line=([1-9][0-9]{0,8}))?$/;
 
 // parse reads a route back: {screen, id, path, line}, or null for anything

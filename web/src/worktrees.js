@@ -5,6 +5,7 @@ import { h } from './dom.js';
 import { state, once, quiet, note, action, setTitle, show, go, refresh, place, tabs, project } from './ui.js';
 import { at } from './routes.js';
 import { changes } from './changes.js';
+import { conflicts } from './conflicts.js';
 
 export async function worktrees(p, st = {}) {
   place(at.worktrees(p));
@@ -55,7 +56,15 @@ async function create(main, branch, st) {
 
 async function merge(w, main) {
   if (!confirm(`Merge ${w.branch || w.name} into ${main.branch || main.name} in ${main.name}?`)) return;
-  const res = await once('worktree.merge', { target: w.id }, 60_000).catch(() => null);
+  const res = await once('worktree.merge', { target: w.id }, 60_000).catch((e) => e);
+  if (res instanceof Error) {
+    // The host refuses a conflicting merge unless asked to stop on it.
+    if (!/Merge it anyway/.test(res.message || '')) return;
+    if (!confirm(`${w.branch || w.name} conflicts with ${main.branch || main.name}. Merge anyway? The merge stops in ${main.name} with the conflicted files, which you then resolve (or abort) on its conflicts screen.`)) return;
+    const stopped = await once('worktree.merge', { target: w.id, stopOnConflict: true }, 60_000).catch(() => null);
+    if (stopped) go((s) => conflicts(main, s), at.conflicts(main));
+    return;
+  }
   if (!res) return;
   await refresh();
   note(`Merged ${w.branch || w.name} into ${main.branch || main.name}.`);

@@ -1,0 +1,79 @@
+package methods
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gatehouse/gatehouse/gate"
+	"github.com/gatehouse/gatehouse/rpc"
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+// registerConflicts declares the methods that finish, from the phone, a
+// merge, rebase, cherry-pick, revert or stash apply stopped on a conflict.
+func registerConflicts(r *rpc.Registry) error {
+	return errors.Join(
+		rpc.Register(r, rpc.Method{Name: "git.conflicts", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 20 * time.Second,
+			Reply: "{op?, title?, ours?, theirs?, abortNote?, files: [{path, kind}], next?, truncated?, hiddenSecrets?, hiddenLinked?} | with path: {path, kind, hash, hasOurs, hasTheirs, segments?: [{text} | {conflict: {ours, base, theirs}}], whole?, crlf?}",
+			Note:  "op: merge, rebase, cherry-pick, revert, unmerged (a stash apply), am; files paged; with path, one file's regions from git merge-file"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Target string `json:"target"`
+				Path   string `json:"path,omitempty"`
+				Offset int    `json:"offset,omitempty"`
+			}) (any, error) {
+				if err := checkOffset(p.Offset); err != nil {
+					return nil, err
+				}
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				if p.Path != "" {
+					return repo.ConflictOf(ctx, c.Trust, c.Grant, p.Path)
+				}
+				res, err := repo.Conflicts(ctx, c.Trust, c.Grant)
+				if err != nil {
+					return nil, err
+				}
+				all := res.Files
+				res.Files, res.Next = nil, maxPageOffset
+				res.Files, res.Next = pageOf(all, p.Offset, emptySize(*res), maxPageOffset)
+				return res, nil
+			}),
+		rpc.Register(r, rpc.Method{Name: "git.resolve", Scope: trust.Control, Lane: rpc.LaneOrdered, Wait: 20 * time.Second,
+			Reply: "{remaining}", Note: "hash: git.conflicts {path}'s; exactly one of take (ours, theirs, asIs), regions (ours, theirs or both per region) and text"},
+			func(ctx context.Context, c *rpc.Call, p struct {
+				Target  string   `json:"target"`
+				Path    string   `json:"path"`
+				Hash    string   `json:"hash"`
+				Take    string   `json:"take,omitempty"`
+				Regions []string `json:"regions,omitempty" value:"[choice]"`
+				Text    *string  `json:"text,omitempty"`
+			}) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return repo.Resolve(ctx, c.Trust, c.Grant, gate.ResolveOptions{Path: p.Path, Hash: p.Hash, Take: p.Take, Regions: p.Regions, Text: p.Text})
+			}),
+		rpc.Register(r, rpc.Method{Name: "git.conclude", Scope: trust.Full, Lane: rpc.LaneBackground, Wait: 90 * time.Second,
+			Reply: "{oid, progress, conflicted?}", Note: "commits a merge with git's message, or continues a rebase, cherry-pick or revert; a rebase may stop again"},
+			func(ctx context.Context, c *rpc.Call, p onceParams) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return repo.Conclude(ctx, c.Trust)
+			}),
+		rpc.Register(r, rpc.Method{Name: "git.abort", Scope: trust.Full, Lane: rpc.LaneBackground, Wait: 90 * time.Second,
+			Reply: "{oid, progress}", Note: "merge, rebase, cherry-pick or revert --abort; a conflicted stash apply: reset --merge, the stash kept"},
+			func(ctx context.Context, c *rpc.Call, p onceParams) (any, error) {
+				_, repo, err := repoOf(c, p.Target)
+				if err != nil {
+					return nil, err
+				}
+				return repo.Abort(ctx, c.Trust)
+			}),
+	)
+}
