@@ -72,7 +72,6 @@ var (
 		flags: []string{"-w", "--no-filters", "--stdin"}}
 	subRebase     = sub{name: "rebase", processes: 2, timeout: 120 * time.Second, maxOut: 1 << 20}
 	subCherryPick = sub{name: "cherry-pick", timeout: 120 * time.Second, maxOut: 1 << 20}
-	subRevert     = sub{name: "revert", timeout: 120 * time.Second, maxOut: 1 << 20}
 )
 
 var (

@@ -19,20 +19,24 @@ type PolicySub struct {
 	Network bool `json:"network,omitempty"`
 	// ReadOnly: it changes nothing, and runs with GIT_OPTIONAL_LOCKS=0.
 	ReadOnly bool `json:"readOnly,omitempty"`
+	// OwnPathspecs: it runs without GIT_LITERAL_PATHSPECS, since its own
+	// child gits name pathspecs with magic; it takes no device path.
+	OwnPathspecs bool `json:"ownPathspecs,omitempty"`
 }
 
 // PolicySubs lists every git subcommand gatehouse runs, by name. It reads
-// the rows of runner.go, filtered.go and blob.go; cmd/gatehouse's TestPolicyListsEverySubcommand fails
+// the rows of runner.go, filtered.go, blob.go, stash.go and rewrite.go; cmd/gatehouse's TestPolicyListsEverySubcommand fails
 // when a row declared there is missing here.
 func PolicySubs() []PolicySub {
 	subs := []sub{subConfig, subStatus, subDiff, subLog, subShow, subDiffFiles, subLsTree, subDiffIndex, subLsFiles,
 		subForEachRef, subRevParse, subRevList, subUpdateIndex, subReset, subRm, subRestore, subCommit, subRemote,
 		subPush, subFetch, subMerge, subMergeTree, subSwitch, subBranch, subWorktree, subApply, subCheckAttr, subCatFile,
-		subMergeFile, subCheckout, subHashObject, subRebase, subCherryPick, subRevert}
+		subMergeFile, subCheckout, subHashObject, subRebase, subCherryPick, subRevert,
+		subStash, subMergeBase}
 	out := make([]PolicySub, 0, len(subs))
 	for _, s := range subs {
 		out = append(out, PolicySub{Name: s.name, Flags: slices.Clone(s.flags), ClosedFlags: slices.Clone(s.closedFlags),
-			EndOfOptions: s.endOfOptions, Network: s.network, ReadOnly: s.readOnly})
+			EndOfOptions: s.endOfOptions, Network: s.network, ReadOnly: s.readOnly, OwnPathspecs: s.ownPathspecs})
 	}
 	slices.SortFunc(out, func(a, b PolicySub) int {
 		switch {

@@ -48,6 +48,12 @@ type sub struct {
 	// closedFlags go on every closed call of it as well: no conversion
 	// program and no submodule, whose config the gate never reads.
 	closedFlags []string
+	// ownPathspecs: the subcommand's own child gits name pathspecs with
+	// magic (git stash -u cleans the stashed untracked files with
+	// "git clean :/"), which GIT_LITERAL_PATHSPECS would turn into a
+	// file named ":/": the files stayed and the pop failed. It takes no
+	// path from a device: run refuses a call of it that has paths.
+	ownPathspecs bool
 }
 
 // The flags of the diff family, each for the reason beside it. A call site
@@ -156,6 +162,9 @@ func (r *Repo) run(ctx context.Context, t trust.Trust, d *decision, c call) (*re
 	}
 	if err := fixedShape(c); err != nil {
 		return nil, err
+	}
+	if c.sub.ownPathspecs && len(c.paths) > 0 {
+		return nil, fmt.Errorf("git %s: %w: paths without literal pathspecs", c.sub.name, ErrOptionShaped)
 	}
 	timeout := c.sub.timeout
 	if r.maxTime > 0 && r.maxTime < timeout {
@@ -293,6 +302,9 @@ func (r *Repo) environ(t trust.Trust, s sub) []string {
 		env = append(env, "GIT_CEILING_DIRECTORIES="+filepath.Dir(r.gitDir))
 	}
 	for _, o := range everyoneEnv {
+		if s.ownPathspecs && o.Key == "GIT_LITERAL_PATHSPECS" {
+			continue
+		}
 		env = append(env, o.Key+"="+o.Value)
 	}
 	if t.Closed() {

@@ -169,6 +169,31 @@ func conflictRepo(t *testing.T) string {
 	commit(map[string]string{"f.txt": "1\n2o\n3\n4\n5\n6\n7\n8o\n9\n", "g.txt": "g main\n", "h.txt": "h main\n"}, "main")
 	gittest.Git(t, dir, "!", "merge", "-q", "side")
 	return dir
+// Stash, amend and revert from the page (web/e2e/everyday.mjs): stash with
+// a message, the list, a stash's diff, pop; amend an unpushed commit and
+// find Amend disabled with its reason once it is pushed; revert a commit.
+// Each result is checked with git.
+func TestEverydayPageInChromium(t *testing.T) {
+	bin := browserTest(t)
+	gittest.Home(t, "")
+	inBrowser(t, bin, "e2e/everyday.mjs", everydayRepo(t), nil)
+}
+
+// everydayRepo: "Second commit" changes a.txt, "Add b" (HEAD) is not on
+// origin/main (which stays at the second commit; origin's URL is never
+// reached), a.txt changed and new.txt new in the work tree.
+func everydayRepo(t *testing.T) string {
+	t.Helper()
+	repo := gittest.Init(t, map[string]string{"a.txt": "a\n"})
+	gittest.Write(t, repo, map[string]string{"a.txt": "a\nsecond\n"})
+	gittest.Git(t, repo, "commit", "-qam", "Second commit")
+	gittest.Git(t, repo, "remote", "add", "origin", "https://example.invalid/repo.git")
+	gittest.Git(t, repo, "update-ref", "refs/remotes/origin/main", "HEAD")
+	gittest.Write(t, repo, map[string]string{"b.txt": "b\n"})
+	gittest.Git(t, repo, "add", "b.txt")
+	gittest.Git(t, repo, "commit", "-qm", "Add b")
+	gittest.Write(t, repo, map[string]string{"a.txt": "a\nsecond\nchanged on the phone\n", "new.txt": "new\n"})
+	return repo
 }
 
 // The squatter in a real browser (web/e2e/squatter.mjs): what it reads from

@@ -161,6 +161,9 @@ func printGitFlags(w io.Writer, subs []gate.PolicySub) {
 		if s.EndOfOptions {
 			marks = append(marks, "--end-of-options")
 		}
+		if s.OwnPathspecs {
+			marks = append(marks, "own pathspecs")
+		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.Name, strings.Join(marks, ", "), strings.Join(parts, "; "))
 	}
 	tw.Flush()

@@ -13,6 +13,7 @@ import { state, run, once, note, clearNotes, button, action, allowed, setTitle, 
   fullAccess, SECRET_WHY, pref, setPref, tabs } from './ui.js';
 import { historyOf } from './history.js';
 import { conflictBanner } from './conflicts.js';
+import { stashControls, amendButton } from './stash.js';
 
 // watch asks for checkout.changed events for p, renewed before the host's
 // 10 minutes run out, and refreshes the screen when one comes.
@@ -184,9 +185,10 @@ export async function changes(p, st = {}) {
         }
         const res = await once('git.commit', { target: p.id, message: msg.value, push: push.checked }).catch(() => null);
         if (res) { msg.value = ''; st.message = ''; await refresh(); note(`Committed ${res.oid.slice(0, 8)}${res.pushed ? ' and pushed' : ''}.`); }
-      } }, 'Commit')))
+      } }, 'Commit'),
+      amendButton(p, msg, async (res) => { msg.value = ''; st.message = ''; await refresh(); note(`Amended: the last commit is now ${res.oid.slice(0, 8)}.`); })))
     : h('p', { class: 'muted' }, commit.why);
-  show(tabs(p, 'changes'), conflictBanner(p), head, form,
+  show(tabs(p, 'changes'), conflictBanner(p), head, form, stashControls(p, st),
     h('h2', {}, 'Staged (', counts.staged, ')'), stagedList,
     h('h2', {}, 'Not staged (', counts.unstaged, ')'),
     h('div', { class: 'row actions' },

@@ -5,6 +5,7 @@ import { h } from './dom.js';
 import { parseDiff, renderDiff, countsLabel } from './diff.js';
 import { run, setTitle, show, go, pages, ago, pref, place, tabs } from './ui.js';
 import { at } from './routes.js';
+import { revertButton } from './stash.js';
 
 export async function historyOf(p, path, st = {}) {
   place(at.history(p, path));
@@ -36,6 +37,7 @@ export async function commitView(p, oid, path) {
     body ? h('p', { class: 'message' }, body) : null,
     h('p', { class: 'muted small' }, `${res.commit.author} · `, h('time', { datetime: res.commit.date, title: res.commit.date }, ago(res.commit.date)),
       ' · ', h('code', {}, oid.slice(0, 12))),
+    res.parents.length > 1 ? null : h('div', { class: 'row actions' }, revertButton(p, res.commit.oid, subject)),
     res.parents.length > 1 ? h('p', { class: 'muted' }, `A merge of ${res.parents.length} parents: the files below are those where the merge differs from every parent.`) : null,
     h('h3', {}, `${files.length} file${files.length === 1 ? '' : 's'} changed`),
     h('ul', { class: 'list files' }, files.map((f, i) => h('li', {}, h('a', { class: 'item', href: `#${anchor(i)}`, onclick: (e) => {

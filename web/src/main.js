@@ -15,6 +15,7 @@ import { historyOf, commitView } from './history.js';
 import { worktrees } from './worktrees.js';
 import { conflicts } from './conflicts.js';
 import { github, cloneScreen } from './github.js';
+import { stashes } from './stash.js';
 
 // What this page keeps in the browser's storage: its device id and stored
 // secret, and nothing else (api.js says why that is safe to keep).
@@ -144,6 +145,7 @@ function resolve(route) {
     worktrees: (p, s) => worktrees(p, s),
     conflicts: (p, s) => conflicts(p, s),
     github: (p, s) => github(p, s),
+    stashes: (p, s) => stashes(p, s),
   }[r.screen];
   return async (s) => {
     setTitle('gatehouse', true);

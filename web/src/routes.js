@@ -20,11 +20,12 @@ export const at = {
   commit: (p, oid) => `${base(p)}/commit/${seg(oid)}`,
   worktrees: (p) => `${base(p)}/worktrees`,
   conflicts: (p) => `${base(p)}/conflicts`,
+  stashes: (p) => `${base(p)}/stashes`,
   github: (p) => `${base(p)}/github`,
   clone: () => '/clone',
 };
 
-const SCREENS = new Set(['changes', 'files', 'file', 'search', 'history', 'commit', 'worktrees', 'github', 'conflicts']);
+const SCREENS = new Set(['changes', 'files', 'file', 'search', 'history', 'commit', 'worktrees', 'github', 'conflicts', 'stashes']);
 const ROUTE = /^\/p\/([^/?]+)\/([a-z]+)(?:\/([^?]*))?(?:\?line=([1-9][0-9]{0,8}))?$/;
 
 // parse reads a route back: {screen, id, path, line}, or null for anything
