@@ -27,7 +27,7 @@ type PolicySub struct {
 func PolicySubs() []PolicySub {
 	subs := []sub{subConfig, subStatus, subDiff, subLog, subShow, subDiffFiles, subLsTree, subDiffIndex, subLsFiles,
 		subForEachRef, subRevParse, subRevList, subUpdateIndex, subReset, subRm, subRestore, subCommit, subRemote,
-		subPush, subFetch, subMerge, subMergeTree, subSwitch, subBranch, subWorktree, subApply, subCheckAttr, subCatFile}
+		subPush, subFetch, subMerge, subMergeTree, subSwitch, subBranch, subWorktree, subApply, subCheckAttr, subCatFile, subTag}
 	out := make([]PolicySub, 0, len(subs))
 	for _, s := range subs {
 		out = append(out, PolicySub{Name: s.name, Flags: slices.Clone(s.flags), ClosedFlags: slices.Clone(s.closedFlags),
