@@ -20,10 +20,12 @@ export const at = {
   commit: (p, oid) => `${base(p)}/commit/${seg(oid)}`,
   worktrees: (p) => `${base(p)}/worktrees`,
   github: (p) => `${base(p)}/github`,
+  branches: (p) => `${base(p)}/branches`,
+  tags: (p) => `${base(p)}/tags`,
   clone: () => '/clone',
 };
 
-const SCREENS = new Set(['changes', 'files', 'file', 'search', 'history', 'commit', 'worktrees', 'github']);
+const SCREENS = new Set(['changes', 'files', 'file', 'search', 'history', 'commit', 'worktrees', 'github', 'branches', 'tags']);
 const ROUTE = /^\/p\/([^/?]+)\/([a-z]+)(?:\/([^?]*))?(?:\?line=([1-9][0-9]{0,8}))?$/;
 
 // parse reads a route back: {screen, id, path, line}, or null for anything
