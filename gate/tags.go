@@ -131,12 +131,18 @@ func (r *Repo) CreateTag(ctx context.Context, t trust.Trust, o TagOptions) (*Tag
 		return nil, err
 	}
 	c := call{sub: subTag, args: []string{o.Name, oid}}
+	flagsOff := tagSignFlagsOffForTest.Load()
 	if o.Message == "" {
-		c.opts = []string{"--no-sign"}
+		if !flagsOff {
+			c.opts = []string{"--no-sign"}
+		}
 	} else {
-		c.opts = []string{"-a", "-F", "-", "--cleanup=strip"}
-		if t.Closed() {
-			c.opts = append(c.opts, "--no-sign")
+		c.opts = []string{"-F", "-", "--cleanup=strip"}
+		if !flagsOff {
+			c.opts = append(c.opts, "-a")
+			if t.Closed() {
+				c.opts = append(c.opts, "--no-sign")
+			}
 		}
 		c.stdin = strings.NewReader(o.Message)
 	}
@@ -155,6 +161,11 @@ func (r *Repo) CreateTag(ctx context.Context, t trust.Trust, o TagOptions) (*Tag
 // test shows git reading it as a name after --end-of-options. Only this
 // package's tests set it.
 var tagCheckOffForTest atomic.Bool
+
+// tagSignFlagsOffForTest leaves -a and --no-sign off a tag, so a test shows
+// the forced tag.gpgSign and tag.forceSignAnnotated holding alone. Only
+// this package's tests set it.
+var tagSignFlagsOffForTest atomic.Bool
 
 // tagRef looks a tag up by its exact name.
 func (r *Repo) tagRef(ctx context.Context, t trust.Trust, d *decision, name string) (string, bool, error) {
