@@ -42,6 +42,7 @@ var closedAll = []Option{
 	{"fetch.recurseSubmodules", "false", "the same, for fetches"},
 	{"commit.gpgSign", "false", "no signing program runs for a phone"},
 	{"tag.gpgSign", "false", "the same, for tags"},
+	{"tag.forceSignAnnotated", "false", "git tag -m signs the tag when this is set, whatever --no-sign says"},
 	{"push.gpgSign", "false", "the same, for signed pushes"},
 	{"log.showSignature", "false", "showing a signature runs gpg.program or gpg.ssh.program"},
 	{"log.mailmap", "false", "log would read .mailmap and mailmap.file: a FIFO there hangs it, and mailmap.file names any file"},

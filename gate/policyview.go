@@ -32,7 +32,7 @@ func PolicySubs() []PolicySub {
 		subForEachRef, subRevParse, subRevList, subUpdateIndex, subReset, subRm, subRestore, subCommit, subRemote,
 		subPush, subFetch, subMerge, subMergeTree, subSwitch, subBranch, subWorktree, subApply, subCheckAttr, subCatFile,
 		subMergeFile, subCheckout, subHashObject, subRebase, subCherryPick, subRevert,
-		subStash, subMergeBase}
+		subStash, subMergeBase, subTag}
 	out := make([]PolicySub, 0, len(subs))
 	for _, s := range subs {
 		out = append(out, PolicySub{Name: s.name, Flags: slices.Clone(s.flags), ClosedFlags: slices.Clone(s.closedFlags),

@@ -338,34 +338,45 @@ func validOr(name string) string {
 }
 
 // refuseUnmerged refuses, naming the count, a branch with commits git branch
-// -d would not let go of: commits not in its upstream, or, with no upstream
-// (or one that is gone), not in this checkout's HEAD (builtin/branch.c,
-// branch_merged).
+// -d would not let go of (unmerged).
 func (r *Repo) refuseUnmerged(ctx context.Context, t trust.Trust, d *decision, branch string) error {
-	ref := "refs/heads/" + branch
-	into, shown := "HEAD", cmp.Or(r.HeadBranch(), "the main checkout's branch")
-	res, err := r.run(ctx, t, d, call{sub: subForEachRef, opts: []string{"--format=%(refname)%00%(upstream)"}, args: []string{ref}})
+	n, shown, err := r.unmergedCommits(ctx, t, d, branch)
 	if err != nil {
 		return err
+	}
+	if n > 0 {
+		return refusal.Errorf(ErrBranchNotMerged,
+			"The branch %s has %d commit(s) not merged into %s, so nothing was removed. Merge the worktree first, or remove it and keep its branch.", branch, n, shown)
+	}
+	return nil
+}
+
+// unmergedCommits counts the commits of a local branch git branch -d would not let
+// go of: commits not in its upstream, or, with no upstream (or one that is
+// gone), not in this checkout's HEAD (builtin/branch.c, branch_merged). into
+// names what they were measured against, as a person reads it.
+func (r *Repo) unmergedCommits(ctx context.Context, t trust.Trust, d *decision, branch string) (n int, into string, err error) {
+	ref := "refs/heads/" + branch
+	base, shown := "HEAD", cmp.Or(r.HeadBranch(), "the main checkout's branch")
+	res, err := r.run(ctx, t, d, call{sub: subForEachRef, opts: []string{"--format=%(refname)%00%(upstream)"}, args: []string{ref}})
+	if err != nil {
+		return 0, "", err
 	}
 	for line := range strings.SplitSeq(string(res.stdout), "\n") {
 		if name, up, _ := strings.Cut(line, "\x00"); name == ref && strings.HasPrefix(up, "refs/") {
 			ok, err := r.run(ctx, t, d, call{sub: subRevParse, opts: []string{"--verify", "-q"}, args: []string{up + "^{commit}"}, okExit: []int{1}})
 			if err != nil {
-				return err
+				return 0, "", err
 			}
 			if ok.exit == 0 {
-				into, shown = up, strings.TrimPrefix(strings.TrimPrefix(up, "refs/remotes/"), "refs/heads/")
+				base, shown = up, strings.TrimPrefix(strings.TrimPrefix(up, "refs/remotes/"), "refs/heads/")
 			}
 		}
 	}
-	res, err = r.run(ctx, t, d, call{sub: subRevList, opts: []string{"--count"}, args: []string{into + ".." + ref}})
+	res, err = r.run(ctx, t, d, call{sub: subRevList, opts: []string{"--count"}, args: []string{base + ".." + ref}})
 	if err != nil {
-		return err
+		return 0, "", err
 	}
-	if n, _ := strconv.Atoi(strings.TrimSpace(string(res.stdout))); n > 0 {
-		return refusal.Errorf(ErrBranchNotMerged,
-			"The branch %s has %d commit(s) not merged into %s, so nothing was removed. Merge the worktree first, or remove it and keep its branch.", branch, n, shown)
-	}
-	return nil
+	n, _ = strconv.Atoi(strings.TrimSpace(string(res.stdout)))
+	return n, shown, nil
 }

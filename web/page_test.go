@@ -271,6 +271,39 @@ func TestGitHubPageInChromium(t *testing.T) {
 	}
 }
 
+// The branches and tags screens (web/e2e/branches.mjs) against real git
+// and a bare remote served over git:// on loopback: create, switch, rename,
+// delete (an unmerged branch only after the count is said and confirmed),
+// switch to a remote branch, and tags made and one pushed, each checked
+// with git in the checkout and in the remote.
+func TestBranchesPageInChromium(t *testing.T) {
+	bin := browserTest(t)
+	gittest.Home(t, "")
+	base := t.TempDir()
+	url := gittest.Daemon(t, base)
+	bare := filepath.Join(base, "remote.git")
+	repo := gittest.Init(t, map[string]string{"a.txt": "a\n"})
+	gittest.Git(t, "", "init", "-q", "--bare", bare)
+	gittest.Git(t, repo, "remote", "add", "origin", url+"remote.git")
+	gittest.Git(t, repo, "push", "-q", "origin", "main")
+	gittest.Git(t, repo, "branch", "-q", "--set-upstream-to=origin/main")
+	gittest.Git(t, repo, "switch", "-q", "-c", "remote-only")
+	gittest.Write(t, repo, map[string]string{"r.txt": "r\n"})
+	gittest.Git(t, repo, "add", "r.txt")
+	gittest.Git(t, repo, "commit", "-qm", "On the remote only")
+	gittest.Git(t, repo, "push", "-q", "origin", "remote-only")
+	gittest.Git(t, repo, "switch", "-q", "-c", "feature", "main")
+	for _, c := range []string{"one", "two"} {
+		gittest.Write(t, repo, map[string]string{c + ".txt": c + "\n"})
+		gittest.Git(t, repo, "add", c+".txt")
+		gittest.Git(t, repo, "commit", "-qm", "Feature, "+c)
+	}
+	gittest.Git(t, repo, "switch", "-q", "main")
+	gittest.Git(t, repo, "branch", "-q", "-D", "remote-only")
+	gittest.Git(t, repo, "tag", "v0.1")
+	inBrowser(t, bin, "e2e/branches.mjs", repo, []string{"BARE=" + bare})
+}
+
 // browserTest skips without the browser's pieces and builds gatehouse
 // (before gittest.Home moves HOME, which would move the build cache).
 func browserTest(t *testing.T) string {

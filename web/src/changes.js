@@ -14,6 +14,8 @@ import { state, run, once, note, clearNotes, button, action, allowed, setTitle, 
 import { historyOf } from './history.js';
 import { conflictBanner } from './conflicts.js';
 import { stashControls, amendButton } from './stash.js';
+import { branchesScreen } from './branches.js';
+import { at } from './routes.js';
 
 // watch asks for checkout.changed events for p, renewed before the host's
 // 10 minutes run out, and refreshes the screen when one comes.
@@ -162,7 +164,7 @@ export async function changes(p, st = {}) {
         !remote.remote ? `no remote to pull from: ${NO_REMOTE}` : remote.upstream ? '' : 'no upstream to pull from: push this branch once first'),
       action('Push', 'git.push', () => once('git.push', { target: p.id }).then(() => { note('Pushed.'); refresh(); }, () => {}), {},
         remote.remote ? '' : `no remote to push to: ${NO_REMOTE}`),
-      action('Switch branch', 'git.switchBranch', () => go(() => branches(p)))));
+      action('Switch branch', 'git.switchBranch', () => go((s) => branchesScreen(p, s), at.branches(p)))));
   // The message being written survives a live refresh of the screen.
   const msg = h('textarea', { id: 'message', name: 'message', rows: 3, oninput: () => { st.message = msg.value; } });
   msg.value = st.message || '';
@@ -370,24 +372,5 @@ export async function diffView(p, f, staged) {
     res.diff ? body : h('p', { class: 'muted' }, 'No differences.'),
     res.truncated ? h('p', { class: 'muted' }, 'The diff was cut short: it is too long to send to a phone.') : null,
     h('div', { class: 'row' }, h('button', { type: 'button', onclick: () => go(() => historyOf(p, f.path)) }, 'History of this file')));
-}
-
-async function branches(p) {
-  setTitle('Switch branch', true);
-  const list = h('ul', { class: 'list', 'aria-label': 'Branches' });
-  show(list);
-  let current = null;
-  await pages(list, {}, async (offset) => {
-    const res = await run('git.branches', { target: p.id, offset: offset || undefined }).catch(() => null);
-    if (!res) return null;
-    current = res.current;
-    return { items: res.local.map((b) => ({ b, remote: false })).concat(res.remote.map((b) => ({ b, remote: true }))), next: res.next };
-  }, ({ b, remote }) => h('li', {},
-    remote ? h('span', { class: 'item muted' }, b)
-      : h('button', { type: 'button', class: 'item', 'aria-current': b === current ? 'true' : false, onclick: async () => {
-        if (b === current) return;
-        const ok = await run('git.switchBranch', { target: p.id, branch: b }, 25_000).then(() => true, () => false);
-        if (ok) window.history.back();
-      } }, b, b === current ? ' (current)' : '')));
 }
 

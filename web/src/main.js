@@ -16,6 +16,7 @@ import { worktrees } from './worktrees.js';
 import { conflicts } from './conflicts.js';
 import { github, cloneScreen } from './github.js';
 import { stashes } from './stash.js';
+import { branchesScreen, tagsScreen } from './branches.js';
 
 // What this page keeps in the browser's storage: its device id and stored
 // secret, and nothing else (api.js says why that is safe to keep).
@@ -146,6 +147,8 @@ function resolve(route) {
     conflicts: (p, s) => conflicts(p, s),
     github: (p, s) => github(p, s),
     stashes: (p, s) => stashes(p, s),
+    branches: (p, s) => branchesScreen(p, s),
+    tags: (p, s) => tagsScreen(p, s),
   }[r.screen];
   return async (s) => {
     setTitle('gatehouse', true);

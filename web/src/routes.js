@@ -22,10 +22,12 @@ export const at = {
   conflicts: (p) => `${base(p)}/conflicts`,
   stashes: (p) => `${base(p)}/stashes`,
   github: (p) => `${base(p)}/github`,
+  branches: (p) => `${base(p)}/branches`,
+  tags: (p) => `${base(p)}/tags`,
   clone: () => '/clone',
 };
 
-const SCREENS = new Set(['changes', 'files', 'file', 'search', 'history', 'commit', 'worktrees', 'github', 'conflicts', 'stashes']);
+const SCREENS = new Set(['changes', 'files', 'file', 'search', 'history', 'commit', 'worktrees', 'github', 'conflicts', 'stashes', 'branches', 'tags']);
 const ROUTE = /^\/p\/([^/?]+)\/([a-z]+)(?:\/([^?]*))?(?:\?line=([1-9][0-9]{0,8}))?$/;
 
 // parse reads a route back: {screen, id, path, line}, or null for anything
