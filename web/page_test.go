@@ -169,6 +169,8 @@ func conflictRepo(t *testing.T) string {
 	commit(map[string]string{"f.txt": "1\n2o\n3\n4\n5\n6\n7\n8o\n9\n", "g.txt": "g main\n", "h.txt": "h main\n"}, "main")
 	gittest.Git(t, dir, "!", "merge", "-q", "side")
 	return dir
+}
+
 // Stash, amend and revert from the page (web/e2e/everyday.mjs): stash with
 // a message, the list, a stash's diff, pop; amend an unpushed commit and
 // find Amend disabled with its reason once it is pushed; revert a commit.
