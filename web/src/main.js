@@ -14,6 +14,7 @@ import { files, search, readFile } from './files.js';
 import { historyOf, commitView } from './history.js';
 import { worktrees } from './worktrees.js';
 import { github, cloneScreen } from './github.js';
+import { blameView, diffAll } from './blame.js';
 
 // What this page keeps in the browser's storage: its device id and stored
 // secret, and nothing else (api.js says why that is safe to keep).
@@ -142,6 +143,8 @@ function resolve(route) {
     commit: (p) => commitView(p, r.path),
     worktrees: (p, s) => worktrees(p, s),
     github: (p, s) => github(p, s),
+    blame: (p, s) => blameView(p, r.path, s),
+    diff: (p, s) => diffAll(p, s),
   }[r.screen];
   return async (s) => {
     setTitle('gatehouse', true);

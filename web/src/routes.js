@@ -18,12 +18,14 @@ export const at = {
   search: (p) => `${base(p)}/search`,
   history: (p, file) => `${base(p)}/history${file ? `/${path(file)}` : ''}`,
   commit: (p, oid) => `${base(p)}/commit/${seg(oid)}`,
+  blame: (p, file) => `${base(p)}/blame/${path(file)}`,
+  diffAll: (p) => `${base(p)}/diff`,
   worktrees: (p) => `${base(p)}/worktrees`,
   github: (p) => `${base(p)}/github`,
   clone: () => '/clone',
 };
 
-const SCREENS = new Set(['changes', 'files', 'file', 'search', 'history', 'commit', 'worktrees', 'github']);
+const SCREENS = new Set(['changes', 'files', 'file', 'search', 'history', 'commit', 'worktrees', 'github', 'blame', 'diff']);
 const ROUTE = /^\/p\/([^/?]+)\/([a-z]+)(?:\/([^?]*))?(?:\?line=([1-9][0-9]{0,8}))?$/;
 
 // parse reads a route back: {screen, id, path, line}, or null for anything
@@ -38,7 +40,7 @@ export function parse(route) {
     const parts = m[3] === undefined || m[3] === '' ? [] : m[3].split('/').map(decodeURIComponent);
     if (parts.some((x) => x === '' || x === '.' || x === '..')) return null;
     const file = parts.join('/');
-    if ((m[2] === 'file' || m[2] === 'commit') && !file) return null;
+    if ((m[2] === 'file' || m[2] === 'commit' || m[2] === 'blame') && !file) return null;
     return { screen: m[2], id, path: file, line: m[4] ? Number(m[4]) : 0 };
   } catch {
     return null; // a malformed escape
