@@ -36,11 +36,17 @@ const mappedName = "MAILMAP-MARKER Name"
 
 var blameCases = []Case{
 	{Name: "blame-ignore-revs-fifo", Attack: "blame.ignoreRevsFile names a FIFO: git blame waits on it forever",
-		Build: func(e *Env) { e.Init(map[string]string{"a.txt": "a\n"}); e.Config("blame.ignoreRevsFile", fifoBeside(e, "revs")) },
+		Build: func(e *Env) {
+			e.Init(map[string]string{"a.txt": "a\n"})
+			e.Config("blame.ignoreRevsFile", fifoBeside(e, "revs"))
+		},
 		Plain: plainBlame, Fired: leaks("blocked"),
 		Method: "git.blame", Grant: trust.View, Params: blameA, Want: safe},
 	{Name: "blame-ignore-revs-passwd", Attack: "blame.ignoreRevsFile names /etc/passwd: git blame reads a file outside the checkout and prints its first line",
-		Build: func(e *Env) { e.Init(map[string]string{"a.txt": "a\n"}); e.Config("blame.ignoreRevsFile", "/etc/passwd") },
+		Build: func(e *Env) {
+			e.Init(map[string]string{"a.txt": "a\n"})
+			e.Config("blame.ignoreRevsFile", "/etc/passwd")
+		},
 		Plain: plainBlame, Fired: leaks("root:"),
 		Method: "git.blame", Grant: trust.View, Params: blameA, Want: safe},
 	{Name: "blame-textconv-local", Attack: "a textconv driver the checkout's config names, selected by .gitattributes, runs during a blame",
@@ -66,7 +72,10 @@ var blameCases = []Case{
 		Method: "git.blame", Grant: trust.View, Params: blameA,
 		Want: Want{Code: rpc.CodeNotRun, Sentence: "FIFO"}},
 	{Name: "blame-mailmap-file-fifo", Attack: "mailmap.file names a FIFO: git blame, which has no --no-mailmap, waits on it forever",
-		Build: func(e *Env) { e.Init(map[string]string{"a.txt": "a\n"}); e.Config("mailmap.file", fifoBeside(e, "names")) },
+		Build: func(e *Env) {
+			e.Init(map[string]string{"a.txt": "a\n"})
+			e.Config("mailmap.file", fifoBeside(e, "names"))
+		},
 		Plain: plainBlame, Fired: leaks("blocked"),
 		Method: "git.blame", Grant: trust.View, Params: blameA, Want: safe},
 	{Name: "blame-mailmap-file-outside", Attack: "mailmap.file names a file outside the checkout: its names replace the authors blame shows",
