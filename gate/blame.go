@@ -52,6 +52,11 @@ var blameMailmap = []Option{
 	{"mailmap.blob", "", "the same, for a blob"},
 }
 
+// ErrNotCommitted is a blame of a path the commit does not hold: a new
+// file, or one the phone saw at another commit.
+var ErrNotCommitted = refusal.New(refusal.NotFound, "path not in commit",
+	"This file is not in that commit (a new file has no history yet), so it has no blame.")
+
 // ErrBlameRange is a line range that does not fit the file.
 var ErrBlameRange = refusal.New(refusal.BadParams, "blame range",
 	"These lines are not in this file.")
@@ -176,8 +181,10 @@ func blameFailed(err error) error {
 	switch {
 	case strings.Contains(ee.Stderr, "has only"), strings.Contains(ee.Stderr, "invalid -L"):
 		return errors.Join(ErrBlameRange, err)
-	case strings.Contains(ee.Stderr, "no such path"), strings.Contains(ee.Stderr, "no such ref"),
-		strings.Contains(ee.Stderr, "bad revision"), strings.Contains(ee.Stderr, "unknown revision"):
+	case strings.Contains(ee.Stderr, "no such path"):
+		return errors.Join(ErrNotCommitted, err)
+	case strings.Contains(ee.Stderr, "no such ref"), strings.Contains(ee.Stderr, "bad revision"),
+		strings.Contains(ee.Stderr, "unknown revision"), strings.Contains(ee.Stderr, "bad object"):
 		return errors.Join(ErrUnknownRef, err)
 	}
 	return err

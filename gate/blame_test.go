@@ -102,6 +102,8 @@ func TestBlameMatchesGit(t *testing.T) {
 	_, err = r.Blame(ctx, closed, trust.View, BlameOptions{Path: "f.txt", Rev: "HEAD~1"})
 	wantRefusal(t, err, ErrBadOID)
 	_, err = r.Blame(ctx, closed, trust.View, BlameOptions{Path: "nope.txt"})
+	wantRefusal(t, err, ErrNotCommitted, "no history")
+	_, err = r.Blame(ctx, closed, trust.View, BlameOptions{Path: "f.txt", Rev: strings.Repeat("0", 40)})
 	wantRefusal(t, err, ErrUnknownRef)
 	_, err = r.Blame(ctx, closed, trust.View, BlameOptions{Path: "../x"})
 	if err == nil {
