@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/gatehouse/gatehouse/internal/gittest"
@@ -18,13 +19,19 @@ func TestBlamePageInChromium(t *testing.T) {
 }
 
 // blameRepo is a checkout whose story.txt has lines from three commits,
-// with 45 changed files, a new file and a new secret file in its work tree.
+// and a long.txt of 1,200 lines, with 45 changed files, a new file and a
+// new secret file in its work tree.
 func blameRepo(t *testing.T) string {
 	t.Helper()
 	files := map[string]string{"story.txt": "Once\nthere was\na checkout\nwith four lines\n"}
 	for i := range 45 {
 		files[fmt.Sprintf("src/f%02d.txt", i)] = fmt.Sprintf("file %d\nunchanged\n", i)
 	}
+	var long strings.Builder
+	for i := 1; i <= 1200; i++ {
+		fmt.Fprintf(&long, "line %d of a long file\n", i)
+	}
+	files["long.txt"] = long.String()
 	repo := gittest.Init(t, files)
 	gittest.Write(t, repo, map[string]string{"story.txt": "Once\nthere were\na checkout\nwith four lines\nand a fifth\n"})
 	gittest.Git(t, repo, "commit", "-qam", "The second telling")

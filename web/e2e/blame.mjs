@@ -6,6 +6,7 @@
 //
 //   - the blame of story.txt, opened from the file's screen, shows each
 //     line under the commit git blame --porcelain gives it, line for line;
+//   - a file of 1,200 lines comes 500 lines at a time as it scrolls;
 //   - tapping a commit's group opens that commit's screen;
 //   - "All changes" on the changes screen loads the whole diff a page of
 //     files at a time as it scrolls (fewer files first than in all), and
@@ -76,6 +77,23 @@ try {
   check(page.url().includes('/blame/story.txt'), `the blame's address is ${page.url()}`);
   await screen(page, 'blame');
   step('the blame of story.txt matches git blame line for line');
+
+  // A long file's blame comes a page at a time as it scrolls.
+  await page.evaluate(() => { location.hash = location.hash.replace(/\/blame\/.*$/, '/blame/long.txt'); });
+  await page.getByRole('heading', { name: /Who changed each line of long\.txt/ }).waitFor();
+  await page.locator('.blame-line').first().waitFor();
+  const firstLines = await page.locator('.blame-line').count();
+  check(firstLines > 0 && firstLines < 1200, `the first page of long.txt's blame holds ${firstLines} of 1200 lines`);
+  for (let i = 0; i < 20 && (await page.locator('.blame-line').count()) < 1200; i++) {
+    const n = await page.locator('.blame-line').count();
+    await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+    await page.waitForFunction((was) => document.querySelectorAll('.blame-line').length > was || !document.querySelector('button.more'), n);
+  }
+  const lastLine = await page.locator('.blame-line').last().locator('.text').textContent();
+  check(await page.locator('.blame-line').count() === 1200 && lastLine === 'line 1200 of a long file', `after scrolling: ${await page.locator('.blame-line').count()} lines, the last ${JSON.stringify(lastLine)}`);
+  step(`long.txt's blame: ${firstLines} lines first, all 1200 after scrolling`);
+  await page.goBack();
+  await page.getByRole('heading', { name: /Who changed each line of story\.txt/ }).waitFor();
 
   // A tap on a group opens its commit.
   const second = want[1].oid;

@@ -7,7 +7,7 @@
 // of files loaded as the person scrolls, so a change of hundreds of files
 // never arrives whole.
 import { h } from './dom.js';
-import { parseDiff, renderFile } from './diff.js';
+import { parseDiff, renderFile, fileHead } from './diff.js';
 import { run, setTitle, show, go, pages, ago, pref, place } from './ui.js';
 import { at } from './routes.js';
 import { commitView } from './history.js';
@@ -112,7 +112,8 @@ function fileItem(p, f, st, wrap) {
   } },
   null);
   const mark = h('span', { class: 'badge', 'aria-hidden': 'true' }, closed ? '▸' : '▾');
-  toggle.append(mark, ' ', h('span', { class: 'name' }, f.path, f.untracked ? h('span', { class: 'muted' }, ' (new)') : null),
+  const status = f.untracked ? 'new' : parsed && parsed.status !== 'modified' ? fileHead(parsed).status : '';
+  toggle.append(mark, ' ', h('span', { class: 'name' }, f.path, status ? h('span', { class: 'muted' }, ` (${status})`) : null),
     f.binary || f.filtered ? null : h('span', { class: 'diff-counts', role: 'img', 'aria-label': `${f.added} lines added, ${f.deleted} removed` },
       h('span', { class: 'diff-plus' }, `+${f.added}`), ' ', h('span', { class: 'diff-minus' }, `−${f.deleted}`)));
   return h('li', { class: 'diff-all-item' }, toggle, body);
