@@ -41,6 +41,9 @@ type DiffFile struct {
 	Binary    bool   `json:"binary,omitempty"`
 	Diff      string `json:"diff"`
 	Truncated bool   `json:"truncated,omitempty"`
+	// Secret: a secret file (secretEntry), which only a device with the
+	// full grant is shown; the page marks it as the changes screen does.
+	Secret bool `json:"secret,omitempty"`
 	// Filtered: the file goes through a filter driver (Git LFS) the closed
 	// gate switches off, so its work-tree diff is not shown (filtered.go).
 	Filtered bool `json:"filtered,omitempty"`
@@ -88,6 +91,7 @@ func (r *Repo) DiffPage(ctx context.Context, t trust.Trust, g trust.Grant, o Dif
 	}
 	size := 0
 	for _, f := range files {
+		f.Secret = r.secretEntry(FileStatus{Path: f.Path}) != ""
 		if size > MaxDiff {
 			break
 		}

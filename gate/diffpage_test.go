@@ -82,7 +82,7 @@ func TestDiffPageMatchesGit(t *testing.T) {
 		}
 	}
 	full, fp := allPages(t, r, closed, trust.Full, false, 100)
-	if fp.Total != 48 || fp.HiddenSecrets != 0 || full[0].Path != ".env" || !strings.Contains(full[0].Diff, "+A=2") {
+	if fp.Total != 48 || fp.HiddenSecrets != 0 || full[0].Path != ".env" || !strings.Contains(full[0].Diff, "+A=2") || !full[0].Secret || full[1].Secret {
 		t.Fatalf("full: total %d, hidden %d, first %+v", fp.Total, fp.HiddenSecrets, full[0])
 	}
 	// The index's side: nothing staged, then one file.

@@ -37,7 +37,7 @@ func registerBlame(r *rpc.Registry) error {
 				return repo.Blame(ctx, c.Trust, c.Grant, gate.BlameOptions{Path: p.Path, Rev: p.Rev, Start: p.Start, Count: p.Count})
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.diffPage", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 30 * time.Second,
-			Reply: "{files: [{path, untracked?, added, deleted, binary?, diff, truncated?, filtered?}], total, next?, staged?, hiddenSecrets?}",
+			Reply: "{files: [{path, untracked?, added, deleted, binary?, diff, truncated?, secret?, filtered?}], total, next?, staged?, hiddenSecrets?}",
 			Note:  "the whole diff a page of files at a time (limit: 1 to 100, about 120 KiB); renames show as a deletion and an addition"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`

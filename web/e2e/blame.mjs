@@ -125,7 +125,8 @@ try {
     const label = await page.locator('.diff-all-file', { hasText: name }).locator('.diff-counts').first().getAttribute('aria-label');
     check(label === `${adds} lines added, ${dels} removed`, `${name}: the page says ${label}, git ${adds} and ${dels}`);
   }
-  step(`the whole diff loaded ${first} files first, ${total} as it scrolled, matching git diff --numstat`);
+  await page.locator('.diff-all-file', { hasText: '.env' }).getByText('Secret').waitFor();
+  step(`the whole diff loaded ${first} files first, ${total} as it scrolled, matching git diff --numstat; .env marked Secret`);
 
   // A file closes and opens in place.
   const firstFile = page.locator('.diff-all-file').first();

@@ -8,7 +8,7 @@
 // never arrives whole.
 import { h } from './dom.js';
 import { parseDiff, renderFile, fileHead } from './diff.js';
-import { run, setTitle, show, go, pages, ago, pref, place } from './ui.js';
+import { run, setTitle, show, go, pages, ago, pref, place, lock } from './ui.js';
 import { at } from './routes.js';
 import { commitView } from './history.js';
 
@@ -113,7 +113,7 @@ function fileItem(p, f, st, wrap) {
   null);
   const mark = h('span', { class: 'badge', 'aria-hidden': 'true' }, closed ? '▸' : '▾');
   const status = f.untracked ? 'new' : parsed && parsed.status !== 'modified' ? fileHead(parsed).status : '';
-  toggle.append(mark, ' ', h('span', { class: 'name' }, f.path, status ? h('span', { class: 'muted' }, ` (${status})`) : null),
+  toggle.append(mark, ' ', h('span', { class: 'name' }, f.path, status ? h('span', { class: 'muted' }, ` (${status})`) : null, f.secret ? [' ', lock()] : null),
     f.binary || f.filtered ? null : h('span', { class: 'diff-counts', role: 'img', 'aria-label': `${f.added} lines added, ${f.deleted} removed` },
       h('span', { class: 'diff-plus' }, `+${f.added}`), ' ', h('span', { class: 'diff-minus' }, `−${f.deleted}`)));
   return h('li', { class: 'diff-all-item' }, toggle, body);
