@@ -97,6 +97,7 @@ func TestFlagsLiveInTheSubcommandTable(t *testing.T) {
 		{subShow, []string{"--no-ext-diff", "--no-textconv", "--no-show-signature", "--no-mailmap", "--src-prefix=a/"}, nil},
 		{subStatus, []string{"--ignore-submodules=all"}, nil},
 		{subDiffFiles, []string{"--ignore-submodules=all"}, nil},
+		{subBlame, []string{"--no-textconv", "--no-ignore-revs-file"}, nil},
 	} {
 		for _, c := range []call{{sub: tc.s}, {sub: tc.s, opts: []string{"-z"}, args: []string{"HEAD"}, paths: []string{"a"}}} {
 			closedArgv := r.argv(closed, bypass, c)

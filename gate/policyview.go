@@ -25,14 +25,14 @@ type PolicySub struct {
 }
 
 // PolicySubs lists every git subcommand gatehouse runs, by name. It reads
-// the rows of runner.go, filtered.go, blob.go, stash.go and rewrite.go; cmd/gatehouse's TestPolicyListsEverySubcommand fails
+// the rows of runner.go, filtered.go, blob.go, stash.go, rewrite.go and blame.go; cmd/gatehouse's TestPolicyListsEverySubcommand fails
 // when a row declared there is missing here.
 func PolicySubs() []PolicySub {
 	subs := []sub{subConfig, subStatus, subDiff, subLog, subShow, subDiffFiles, subLsTree, subDiffIndex, subLsFiles,
 		subForEachRef, subRevParse, subRevList, subUpdateIndex, subReset, subRm, subRestore, subCommit, subRemote,
 		subPush, subFetch, subMerge, subMergeTree, subSwitch, subBranch, subWorktree, subApply, subCheckAttr, subCatFile,
 		subMergeFile, subCheckout, subHashObject, subRebase, subCherryPick, subRevert,
-		subStash, subMergeBase, subTag}
+		subStash, subMergeBase, subTag, subBlame}
 	out := make([]PolicySub, 0, len(subs))
 	for _, s := range subs {
 		out = append(out, PolicySub{Name: s.name, Flags: slices.Clone(s.flags), ClosedFlags: slices.Clone(s.closedFlags),

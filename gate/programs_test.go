@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -23,7 +24,7 @@ func TestEveryProgramKeyIsHandled(t *testing.T) {
 	}
 	forcedKeys["filter.<driver>.clean"] = true // classify adds it for every driver the config defines
 	flags := map[string]bool{"--no-pager": true, "--no-textconv": true}
-	for _, f := range diffFlags {
+	for _, f := range append(slices.Clone(diffFlags), blameFlags...) {
 		flags[f] = true
 	}
 	// Keys the allowlist takes although they could matter, because something

@@ -16,7 +16,7 @@ import (
 
 // Register declares every method of every group.
 func Register(r *rpc.Registry) error {
-	return errors.Join(registerProjects(r), registerGit(r), registerWorktrees(r), registerFiles(r), registerSubscribe(r), registerGitHub(r), registerClone(r), registerConflicts(r), registerEveryday(r), registerBranches(r))
+	return errors.Join(registerProjects(r), registerGit(r), registerWorktrees(r), registerFiles(r), registerSubscribe(r), registerGitHub(r), registerClone(r), registerConflicts(r), registerEveryday(r), registerBranches(r), registerBlame(r))
 }
 
 // repoOf returns a target's git checkout, refusing a folder that is not one.

@@ -16,6 +16,7 @@ import { conflictBanner } from './conflicts.js';
 import { stashControls, amendButton } from './stash.js';
 import { branchesScreen } from './branches.js';
 import { at } from './routes.js';
+import { blameView, diffAll } from './blame.js';
 
 // watch asks for checkout.changed events for p, renewed before the host's
 // 10 minutes run out, and refreshes the screen when one comes.
@@ -194,6 +195,7 @@ export async function changes(p, st = {}) {
     h('h2', {}, 'Staged (', counts.staged, ')'), stagedList,
     h('h2', {}, 'Not staged (', counts.unstaged, ')'),
     h('div', { class: 'row actions' },
+      h('button', { type: 'button', onclick: () => go(() => diffAll(p)) }, 'All changes'),
       action('Stage all', 'git.stage', () => stageAll(p, listed)),
       action('Discard all', 'git.discard', () => discardAll(p, listed))),
     unstagedList);
@@ -371,6 +373,7 @@ export async function diffView(p, f, staged) {
     res.hiddenFiltered ? h('p', { class: 'note' }, `${res.hiddenFiltered} file(s) left out: they go through a Git filter (such as Git LFS) that gatehouse does not run for a phone. See them on the computer.`) : null,
     res.diff ? body : h('p', { class: 'muted' }, 'No differences.'),
     res.truncated ? h('p', { class: 'muted' }, 'The diff was cut short: it is too long to send to a phone.') : null,
-    h('div', { class: 'row' }, h('button', { type: 'button', onclick: () => go(() => historyOf(p, f.path)) }, 'History of this file')));
+    h('div', { class: 'row' }, h('button', { type: 'button', onclick: () => go(() => historyOf(p, f.path)) }, 'History of this file'),
+      untracked ? null : h('button', { type: 'button', onclick: () => go(() => blameView(p, f.path)) }, 'Blame')));
 }
 

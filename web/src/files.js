@@ -6,6 +6,7 @@ import { state, run, quiet, note, say, clearNotes, action, allowed, setTitle, sh
 import { at } from './routes.js';
 import { icon } from './icons.js';
 import { historyOf } from './history.js';
+import { blameView } from './blame.js';
 
 const join = (dir, name) => (dir ? `${dir}/${name}` : name);
 
@@ -98,7 +99,8 @@ export async function readFile(p, path, line = 0) {
   show(h('div', { class: 'row' },
     edit.ok ? h('button', { type: 'button', onclick: () => (next ? say('Load the whole file before editing it.') : editFile(p, path, res, code)) }, 'Edit')
       : action('Edit', 'files.write', () => {}),
-    h('button', { type: 'button', onclick: () => go(() => historyOf(p, path)) }, 'History of this file')),
+    h('button', { type: 'button', onclick: () => go(() => historyOf(p, path)) }, 'History of this file'),
+    p.git ? h('button', { type: 'button', onclick: () => go(() => blameView(p, path)) }, 'Blame') : null),
   code, next ? more : null);
   const hit = line && document.getElementById(`L${line}`);
   if (hit) requestAnimationFrame(() => hit.scrollIntoView({ block: 'center' }));

@@ -17,6 +17,7 @@ import { conflicts } from './conflicts.js';
 import { github, cloneScreen } from './github.js';
 import { stashes } from './stash.js';
 import { branchesScreen, tagsScreen } from './branches.js';
+import { blameView, diffAll } from './blame.js';
 
 // What this page keeps in the browser's storage: its device id and stored
 // secret, and nothing else (api.js says why that is safe to keep).
@@ -149,6 +150,8 @@ function resolve(route) {
     stashes: (p, s) => stashes(p, s),
     branches: (p, s) => branchesScreen(p, s),
     tags: (p, s) => tagsScreen(p, s),
+    blame: (p, s) => blameView(p, r.path, s),
+    diff: (p, s) => diffAll(p, s),
   }[r.screen];
   return async (s) => {
     setTitle('gatehouse', true);

@@ -18,6 +18,8 @@ export const at = {
   search: (p) => `${base(p)}/search`,
   history: (p, file) => `${base(p)}/history${file ? `/${path(file)}` : ''}`,
   commit: (p, oid) => `${base(p)}/commit/${seg(oid)}`,
+  blame: (p, file) => `${base(p)}/blame/${path(file)}`,
+  diffAll: (p) => `${base(p)}/diff`,
   worktrees: (p) => `${base(p)}/worktrees`,
   conflicts: (p) => `${base(p)}/conflicts`,
   stashes: (p) => `${base(p)}/stashes`,
@@ -27,7 +29,7 @@ export const at = {
   clone: () => '/clone',
 };
 
-const SCREENS = new Set(['changes', 'files', 'file', 'search', 'history', 'commit', 'worktrees', 'github', 'conflicts', 'stashes', 'branches', 'tags']);
+const SCREENS = new Set(['changes', 'files', 'file', 'search', 'history', 'commit', 'worktrees', 'github', 'conflicts', 'stashes', 'branches', 'tags', 'blame', 'diff']);
 const ROUTE = /^\/p\/([^/?]+)\/([a-z]+)(?:\/([^?]*))?(?:\?line=([1-9][0-9]{0,8}))?$/;
 
 // parse reads a route back: {screen, id, path, line}, or null for anything
@@ -42,7 +44,7 @@ export function parse(route) {
     const parts = m[3] === undefined || m[3] === '' ? [] : m[3].split('/').map(decodeURIComponent);
     if (parts.some((x) => x === '' || x === '.' || x === '..')) return null;
     const file = parts.join('/');
-    if ((m[2] === 'file' || m[2] === 'commit') && !file) return null;
+    if ((m[2] === 'file' || m[2] === 'commit' || m[2] === 'blame') && !file) return null;
     return { screen: m[2], id, path: file, line: m[4] ? Number(m[4]) : 0 };
   } catch {
     return null; // a malformed escape
