@@ -4,12 +4,12 @@
 // and cloning a repository to serve. What this device may not do is
 // explained before the tap, as everywhere else.
 import { h } from './dom.js';
-import { parseDiff, renderDiff } from './diff.js';
-import { state, run, once, quiet, note, say, clearNotes, button, action, allowed, setTitle, show, go, refresh, pages, ago, pref, place, tabs, project } from './ui.js';
+import { state, run, once, quiet, note, say, clearNotes, button, action, allowed, setTitle, show, go, refresh, pages, ago, place, tabs, project } from './ui.js';
 import { Refusal } from './api.js';
 import { at } from './routes.js';
 import { icon } from './icons.js';
 import { changes } from './changes.js';
+import { pullNew, mergeBox, pullFiles, runLog } from './pulls.js';
 
 const KINDS = [['pulls', 'Pull requests'], ['issues', 'Issues'], ['runs', 'CI runs']];
 
@@ -35,7 +35,8 @@ export async function github(p, st = {}) {
   const form = h('form', { role: 'search', onsubmit: (e) => { e.preventDefault(); go((s) => searchResults(p, q.value, s)); } },
     h('label', { for: 'gh-query' }, 'Search issues and pull requests'), q);
   const repo = h('p', { class: 'muted small' });
-  show(tabs(p, 'github'), repo, pick, stateSel, list, form);
+  const open = st.kind === 'pulls' ? h('div', { class: 'row' }, action('Open a pull request', 'pull.create', () => go(() => pullNew(p)))) : null;
+  show(tabs(p, 'github'), repo, pick, open, stateSel, list, form);
   await pages(list, st, async (offset) => {
     const res = await run(`github.${st.kind}`, { target: p.id, state: st.kind === 'runs' ? undefined : st.state, offset: offset || undefined }, 65_000).catch(() => null);
     if (res) repo.textContent = `On GitHub: ${res.repo}`;
@@ -77,21 +78,6 @@ const BAD = new Set(['failure', 'cancelled', 'timed_out', 'action_required', 'st
 function failing(checks) {
   return (checks || []).filter((c) => BAD.has((c.conclusion || c.state || '').toLowerCase()))
     .map((c) => `${c.name || c.context || 'check'} (${(c.conclusion || c.state).toLowerCase().replace(/_/g, ' ')})`);
-}
-
-// merge merges a pull request after a confirmation that names the checks
-// that do not pass, read again just before asking (a check may have
-// finished since the screen was drawn).
-async function merge(p, number, base) {
-  const fresh = await run('github.item', { target: p.id, kind: 'pull', number }, 65_000).catch(() => null);
-  if (!fresh) return;
-  const bad = failing(fresh.statusCheckRollup);
-  const ask = bad.length
-    ? `Merge #${number} into ${base} on GitHub although ${bad.length === 1 ? 'a check fails' : `${bad.length} checks fail`}: ${bad.join(', ')}?`
-    : `Merge #${number} into ${base} on GitHub?`;
-  if (!confirm(ask)) return;
-  const res = await once('pull.merge', { target: p.id, number }, 125_000).catch(() => null);
-  if (res) { await refresh(); note(`Merged #${number}.`); }
 }
 
 function row(p, kind, it) {
@@ -145,7 +131,7 @@ async function issueView(p, number) {
     h('h3', {}, 'Comments'), comments(it.comments), commentForm(p, number)));
 }
 
-async function pullView(p, number) {
+export async function pullView(p, number) {
   setTitle(`#${number}`, true);
   const pr = await run('github.item', { target: p.id, kind: 'pull', number }, 65_000).catch(() => null);
   if (!pr) return;
@@ -166,7 +152,7 @@ async function pullView(p, number) {
     h('h3', {}, `Checks (${checks.length})`),
     checks.length ? h('ul', { class: 'list checks', 'aria-label': 'Checks' }, checks.map((c) => h('li', {}, h('span', { class: 'item' }, c.name || c.context || 'check', ' ', outcome(c)))))
       : h('p', { class: 'muted' }, 'No checks.'),
-    h('div', { class: 'row' }, h('button', { type: 'button', onclick: () => go(() => pullDiff(p, number)) }, 'Files changed')),
+    h('div', { class: 'row' }, h('button', { type: 'button', onclick: () => go((st) => pullFiles(p, number, st)) }, 'Files changed')),
     h('h3', {}, `Reviews (${reviews.length})`),
     reviews.length ? h('ol', { class: 'comments', 'aria-label': 'Reviews' }, reviews.map((r) => h('li', {},
       h('p', { class: 'muted small' }, `${who(r.author)} · ${(r.state || '').replace(/_/g, ' ').toLowerCase()}`), r.body ? h('p', { class: 'message' }, r.body) : null))) : null,
@@ -174,19 +160,8 @@ async function pullView(p, number) {
       h('div', { class: 'row' }, action('Approve', 'pull.review', review('approve')), action('Request changes', 'pull.review', review('request-changes')),
         action('Comment', 'pull.review', review('comment')))) : null,
     open && bad.length ? h('p', { class: 'note warn' }, `${bad.length === 1 ? 'A check does not pass' : `${bad.length} checks do not pass`}: ${bad.join(', ')}.`) : null,
-    open ? h('div', { class: 'row actions' }, action('Merge', 'pull.merge', () => merge(p, number, pr.baseRefName))) : null,
+    open ? mergeBox(p, { ...pr, number }, failing) : null,
     h('h3', {}, 'Comments'), comments(pr.comments), open ? commentForm(p, number) : null));
-}
-
-async function pullDiff(p, number) {
-  setTitle(`#${number} files`, true);
-  const res = await run('pull.diff', { target: p.id, number }, 65_000).catch(() => null);
-  if (!res) return;
-  const files = parseDiff(res.diff);
-  show(h('h2', {}, `${files.length} file${files.length === 1 ? '' : 's'} changed`),
-    res.hiddenSecrets ? h('p', { class: 'note' }, `${res.hiddenSecrets} file(s) left out: secret files are not shown to this device.`) : null,
-    res.diff ? renderDiff(files, { wrap: pref('wrap', true) }) : h('p', { class: 'muted' }, 'No differences.'),
-    res.truncated ? h('p', { class: 'muted' }, 'The diff was cut short: it is too long to send to a phone.') : null);
 }
 
 async function runView(p, id) {
@@ -197,7 +172,8 @@ async function runView(p, id) {
   show(h('article', {}, h('h2', {}, r.displayTitle || r.workflowName),
     h('p', { class: 'muted small' }, `${r.workflowName} · ${r.event} · ${r.headBranch} · `, outcome(r)),
     h('h3', {}, `Jobs (${jobs.length})`),
-    h('ul', { class: 'list', 'aria-label': 'Jobs' }, jobs.map((j) => h('li', {}, h('span', { class: 'item' }, j.name, ' ', outcome(j)))))));
+    h('ul', { class: 'list', 'aria-label': 'Jobs' }, jobs.map((j) => h('li', {}, h('span', { class: 'item' }, j.name, ' ', outcome(j))))),
+    jobs.some((j) => BAD.has((j.conclusion || '').toLowerCase())) ? runLog(p, id) : null));
 }
 
 async function searchResults(p, query, st) {
