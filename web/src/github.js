@@ -35,7 +35,7 @@ export async function github(p, st = {}) {
   const form = h('form', { role: 'search', onsubmit: (e) => { e.preventDefault(); go((s) => searchResults(p, q.value, s)); } },
     h('label', { for: 'gh-query' }, 'Search issues and pull requests'), q);
   const repo = h('p', { class: 'muted small' });
-  const open = st.kind === 'pulls' ? h('div', { class: 'row' }, action('Open a pull request', 'pull.create', () => go(() => pullNew(p)))) : null;
+  const open = st.kind === 'pulls' ? h('div', { class: 'row' }, action('Open a pull request', 'pull.create', () => go(() => pullNew(p, (n) => pullView(p, n))))) : null;
   show(tabs(p, 'github'), repo, pick, open, stateSel, list, form);
   await pages(list, st, async (offset) => {
     const res = await run(`github.${st.kind}`, { target: p.id, state: st.kind === 'runs' ? undefined : st.state, offset: offset || undefined }, 65_000).catch(() => null);

@@ -7,7 +7,6 @@
 import { h } from './dom.js';
 import { parseDiff, renderDiff } from './diff.js';
 import { run, once, note, say, clearNotes, action, setTitle, show, swap, refresh, pages, pref } from './ui.js';
-import { pullView } from './github.js';
 
 // options asks the host once per screen for the repository's branches
 // (default first) and merge methods (pull.options).
@@ -15,8 +14,9 @@ const options = (p) => run('pull.options', { target: p.id }, 65_000).catch(() =>
 
 // pullNew is the form that opens a pull request from the checkout's
 // current branch (pull.create pushes it first), then shows the new one in
-// the form's place.
-export async function pullNew(p) {
+// the form's place (view draws a pull request by number: github.js's, passed
+// in so the modules import no cycle).
+export async function pullNew(p, view) {
   setTitle('New pull request', true);
   const o = await options(p);
   if (!o) return;
@@ -31,7 +31,7 @@ export async function pullNew(p) {
       base: base.value, draft: draft.checked || undefined }, 185_000).catch(() => null);
     if (!res) return undefined;
     if (!res.number) return note(`Opened: ${res.url || 'on GitHub'}.`);
-    await swap(() => pullView(p, res.number)); // back goes to the list, not to a form already sent
+    await swap(() => view(res.number)); // back goes to the list, not to a form already sent
     return note(`Opened #${res.number}.`);
   };
   show(h('form', { class: 'pr-new', onsubmit: (e) => { e.preventDefault(); clearNotes(); submit(); } },
