@@ -106,6 +106,15 @@ try {
   step('the failed step\'s log');
   await page.goBack();
 
+  // The same log a tap away from the pull request's failed check.
+  await page.getByRole('button', { name: 'Pull requests', exact: true }).click();
+  await page.getByRole('button', { name: /#3 Add greeting/ }).click();
+  await page.getByRole('button', { name: 'Why lint failed' }).click();
+  await page.getByRole('heading', { name: 'lint: Run make lint' }).waitFor({ timeout: 30000 });
+  step('from the failed check to its log');
+  await page.goBack();
+  await page.goBack();
+
   // A search naming another repository: refused with its sentence.
   await page.getByLabel('Search issues and pull requests').fill('repo:victim/private plan');
   await page.getByLabel('Search issues and pull requests').press('Enter');

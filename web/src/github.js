@@ -37,11 +37,14 @@ export async function github(p, st = {}) {
   const repo = h('p', { class: 'muted small' });
   const open = st.kind === 'pulls' ? h('div', { class: 'row' }, action('Open a pull request', 'pull.create', () => go(() => pullNew(p, (n) => pullView(p, n))))) : null;
   show(tabs(p, 'github'), repo, pick, open, stateSel, list, form);
+  // The list's kind and state as drawn: a page that arrives after a tab
+  // was tapped belongs to the list it was asked for, not the new one.
+  const { kind, state: shown } = st;
   await pages(list, st, async (offset) => {
-    const res = await run(`github.${st.kind}`, { target: p.id, state: st.kind === 'runs' ? undefined : st.state, offset: offset || undefined }, 65_000).catch(() => null);
+    const res = await run(`github.${kind}`, { target: p.id, state: kind === 'runs' ? undefined : shown, offset: offset || undefined }, 65_000).catch(() => null);
     if (res) repo.textContent = `On GitHub: ${res.repo}`;
     return res && { items: res.items, next: res.next };
-  }, (it) => row(p, st.kind, it), st.kind === 'runs' ? 'No CI runs.' : `No ${st.state === 'all' ? '' : `${st.state} `}${st.kind === 'pulls' ? 'pull requests' : 'issues'}.`);
+  }, (it) => row(p, kind, it), kind === 'runs' ? 'No CI runs.' : `No ${shown === 'all' ? '' : `${shown} `}${kind === 'pulls' ? 'pull requests' : 'issues'}.`);
 }
 
 // noGitHubRemote asks the host once per visit of the tab whether the
@@ -150,7 +153,7 @@ export async function pullView(p, number) {
     pr.reviewDecision ? h('p', {}, 'Review: ', h('strong', {}, pr.reviewDecision.replace(/_/g, ' ').toLowerCase())) : null,
     pr.body ? h('p', { class: 'message' }, pr.body) : null,
     h('h3', {}, `Checks (${checks.length})`),
-    checks.length ? h('ul', { class: 'list checks', 'aria-label': 'Checks' }, checks.map((c) => h('li', {}, h('span', { class: 'item' }, c.name || c.context || 'check', ' ', outcome(c)))))
+    checks.length ? h('ul', { class: 'list checks', 'aria-label': 'Checks' }, checks.map((c) => h('li', {}, h('span', { class: 'item' }, c.name || c.context || 'check', ' ', outcome(c)), whyButton(p, c))))
       : h('p', { class: 'muted' }, 'No checks.'),
     h('div', { class: 'row' }, h('button', { type: 'button', onclick: () => go((st) => pullFiles(p, number, st)) }, 'Files changed')),
     h('h3', {}, `Reviews (${reviews.length})`),
@@ -162,6 +165,16 @@ export async function pullView(p, number) {
     open && bad.length ? h('p', { class: 'note warn' }, `${bad.length === 1 ? 'A check does not pass' : `${bad.length} checks do not pass`}: ${bad.join(', ')}.`) : null,
     open ? mergeBox(p, { ...pr, number }, failing) : null,
     h('h3', {}, 'Comments'), comments(pr.comments), open ? commentForm(p, number) : null));
+}
+
+// whyButton leads from a failed check to its run's log, when the check
+// names a GitHub Actions run (its details address holds the run's number;
+// the host checks the number again).
+function whyButton(p, c) {
+  const m = /\/actions\/runs\/([0-9]{1,18})(?:[/?#]|$)/.exec(c.detailsUrl || '');
+  if (!m || !BAD.has((c.conclusion || '').toLowerCase())) return null;
+  const name = c.name || 'check';
+  return h('button', { type: 'button', 'aria-label': `Why ${name} failed`, onclick: () => go(() => runView(p, Number(m[1]))) }, 'Why');
 }
 
 async function runView(p, id) {
