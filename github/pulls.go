@@ -31,10 +31,17 @@ var (
 // mergeMethods are the ways GitHub merges, in the order today's default
 // takes the first allowed, each with gh's flag and GitHub's repository
 // field (gh repo view's name for it).
-var mergeMethods = []struct{ name, flag, sentence string }{
+var mergeMethods = []mergeMethod{
 	{"merge", "--merge", "This repository does not allow merge commits on GitHub."},
 	{"squash", "--squash", "This repository does not allow squash merges on GitHub."},
 	{"rebase", "--rebase", "This repository does not allow rebase merges on GitHub."},
+}
+
+type mergeMethod struct{ name, flag, sentence string }
+
+// methodIndex is name's place in mergeMethods, or -1.
+func methodIndex(name string) int {
+	return slices.IndexFunc(mergeMethods, func(m mergeMethod) bool { return m.name == name })
 }
 
 // allowedMethods asks GitHub (through gh, pinned) which ways the repository
@@ -95,7 +102,7 @@ type PullMergeOptions struct {
 // so the checkout passes the Change gate first: a config that would run a
 // program is refused for a closed caller.
 func PullMerge(ctx context.Context, r *gate.Repo, t trust.Trust, number int64, o PullMergeOptions) (*Done, error) {
-	if number <= 0 || o.Method != "" && !slices.ContainsFunc(mergeMethods, func(m struct{ name, flag, sentence string }) bool { return m.name == o.Method }) {
+	if number <= 0 || o.Method != "" && methodIndex(o.Method) < 0 {
 		return nil, ErrBadParams
 	}
 	if err := checkText(o.Subject, maxTitle, true); err != nil || strings.ContainsAny(o.Subject, "\r\n") || o.Method == "rebase" && o.Subject != "" {
@@ -124,7 +131,7 @@ func PullMerge(ctx context.Context, r *gate.Repo, t trust.Trust, number int64, o
 	case method == "":
 		method = allowed[0]
 	}
-	i := slices.IndexFunc(mergeMethods, func(m struct{ name, flag, sentence string }) bool { return m.name == method })
+	i := methodIndex(method)
 	if !slices.Contains(allowed, method) {
 		return nil, refusal.Errorf(ErrMergeMethod, "%s", mergeMethods[i].sentence)
 	}

@@ -62,6 +62,8 @@ type Pull struct {
 	Labels               []string
 	Diff                 string // unified diff, served for gh pr diff
 	MergedWith           string // merge, squash or rebase, set when merged
+	MergeSubject         string // the merge commit's headline gh sent, if any
+	MergeBody            string // the merge commit's body gh sent, if any
 	CreatedAt, UpdatedAt time.Time
 }
 

@@ -60,8 +60,8 @@ func TestPullRequestEndToEndThroughRealGH(t *testing.T) {
 	if pullOf(fake, created.Number).State != "OPEN" {
 		t.Fatal("a refused method merged")
 	}
-	h.ok(t, "pull.merge", map[string]any{"target": id, "number": created.Number, "method": "squash"}, nil)
-	if p := pullOf(fake, created.Number); p.State != "MERGED" || p.MergedWith != "squash" {
+	h.ok(t, "pull.merge", map[string]any{"target": id, "number": created.Number, "method": "squash", "subject": "Add f (#7)", "body": "Squashed on the phone.\n"}, nil)
+	if p := pullOf(fake, created.Number); p.State != "MERGED" || p.MergedWith != "squash" || p.MergeSubject != "Add f (#7)" || p.MergeBody != "Squashed on the phone.\n" {
 		t.Fatalf("after the squash: %+v", p)
 	}
 }
