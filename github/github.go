@@ -58,6 +58,10 @@ type List struct {
 	Items []json.RawMessage `json:"items"`
 	Next  int               `json:"next,omitempty"`
 	Repo  string            `json:"repo"`
+	// Dropped counts a search's results left out because their address
+	// is not the pinned repository's, so the device is told, not left to
+	// wonder why the list is short.
+	Dropped int `json:"dropped,omitempty"`
 }
 
 // page cuts a page from a JSON array gh printed for limit items.
@@ -185,6 +189,8 @@ func Search(ctx context.Context, r *gate.Repo, t trust.Trust, query string, offs
 		var v struct{ URL string }
 		if json.Unmarshal(it, &v) == nil && ofRepo(v.URL, pin) {
 			kept = append(kept, it)
+		} else {
+			p.Dropped++
 		}
 	}
 	p.Items, p.Repo = kept, pin.FullName()

@@ -50,8 +50,8 @@ func TestSearchStaysInTheProjectsRepository(t *testing.T) {
 	if last := calls[len(calls)-1].args; last[len(last)-1] != "repo:victim/private" {
 		t.Fatalf("without the refusal the query does not reach gh, so this proves nothing: %q", last)
 	}
-	if len(found.Items) != 1 || !strings.Contains(string(found.Items[0]), "octo/hello/issues/1") {
-		t.Fatalf("the address check alone kept another repository's items: %s", found.Items)
+	if len(found.Items) != 1 || !strings.Contains(string(found.Items[0]), "octo/hello/issues/1") || found.Dropped != 2 {
+		t.Fatalf("the address check alone kept another repository's items (or did not count them): %s, %d dropped", found.Items, found.Dropped)
 	}
 }
 

@@ -75,7 +75,7 @@ func registerGitHub(r *rpc.Registry) error {
 				return github.Item(ctx, repo, c.Trust, p.Kind, p.Number)
 			}),
 		rpc.Register(r, rpc.Method{Name: "github.search", Scope: trust.View, Lane: rpc.LaneSlowRead, ReadOnly: true, Wait: 60 * time.Second,
-			Reply: "{repo, items: [{number, title, state, author, isPullRequest, updatedAt, url}], next?}", Note: "issues and pull requests of the project's repository only"},
+			Reply: "{repo, items: [{number, title, state, author, isPullRequest, updatedAt, url}], next?, dropped?}", Note: "issues and pull requests of the project's repository only: a query with repo:, org:, user: or owner: is refused, and a result elsewhere is dropped and counted"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
 				Query  string `json:"query"`

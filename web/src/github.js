@@ -192,9 +192,15 @@ async function runView(p, id) {
 async function searchResults(p, query, st) {
   setTitle('Search', true);
   const list = h('ul', { class: 'list', 'aria-label': 'Found on GitHub' });
-  show(h('h2', {}, 'Found: ', h('q', {}, query)), list);
+  const dropped = h('div');
+  let left = 0;
+  show(h('h2', {}, 'Found: ', h('q', {}, query)), dropped, list);
   await pages(list, st, async (offset) => {
     const res = await run('github.search', { target: p.id, query, offset: offset || undefined }, 65_000).catch(() => null);
+    if (res && res.dropped) {
+      left += res.dropped;
+      dropped.replaceChildren(h('p', { class: 'note' }, `${left} result(s) from other repositories left out: this searches ${res.repo} only.`));
+    }
     return res && { items: res.items, next: res.next };
   }, (it) => h('li', {}, h('button', { type: 'button', class: 'item commit-row', onclick: () => go(() => (it.isPullRequest ? pullView(p, it.number) : issueView(p, it.number))) },
     h('span', { class: 'subject' }, `${it.isPullRequest ? 'Pull request' : 'Issue'} #${it.number} ${it.title}`),
