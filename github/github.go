@@ -58,6 +58,10 @@ type List struct {
 	Items []json.RawMessage `json:"items"`
 	Next  int               `json:"next,omitempty"`
 	Repo  string            `json:"repo"`
+	// Dropped counts a search's results left out because their address
+	// is not the pinned repository's, so the device is told, not left to
+	// wonder why the list is short.
+	Dropped int `json:"dropped,omitempty"`
 }
 
 // page cuts a page from a JSON array gh printed for limit items.
@@ -153,10 +157,15 @@ func checkText(s string, max int, empty bool) error {
 // useful), and several repo: qualifiers mean any of them, so a query
 // naming another repository would reach it beside --repo's: what comes
 // back is kept only when its address is the pinned repository's, whatever
-// the query said.
+// the query said. A query naming a repository, organisation, user or owner
+// is refused first with the seed's sentence (foreignQualifier); the address
+// check stays as the second wall, for what that reading misses.
 func Search(ctx context.Context, r *gate.Repo, t trust.Trust, query string, offset int) (*List, error) {
 	if err := checkText(query, maxTitle, false); err != nil {
 		return nil, err
+	}
+	if foreignQualifier(query) && !searchQualifiersAllowedForTest {
+		return nil, ErrForeignQualifier
 	}
 	limit, err := pageLimit(offset)
 	if err != nil {
@@ -180,6 +189,8 @@ func Search(ctx context.Context, r *gate.Repo, t trust.Trust, query string, offs
 		var v struct{ URL string }
 		if json.Unmarshal(it, &v) == nil && ofRepo(v.URL, pin) {
 			kept = append(kept, it)
+		} else {
+			p.Dropped++
 		}
 	}
 	p.Items, p.Repo = kept, pin.FullName()
@@ -189,6 +200,8 @@ func Search(ctx context.Context, r *gate.Repo, t trust.Trust, query string, offs
 // Done is what a change on GitHub gave back: the address gh printed.
 type Done struct {
 	URL string `json:"url,omitempty"`
+	// Number is a new pull request's, read from URL (pull.create).
+	Number int64 `json:"number,omitempty"`
 }
 
 func done(out []byte) *Done {

@@ -51,6 +51,9 @@ git status --porcelain > /dev/null 2>&1
 *"repo view"*) echo '{"mergeCommitAllowed":false,"squashMergeAllowed":true,"rebaseMergeAllowed":true,"defaultBranchRef":{"name":"trunk"}}' ;;
 *"pr diff"*) printf 'diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-a\n+b\ndiff --git a/.env b/.env\n--- a/.env\n+++ b/.env\n@@ -1 +1 @@\n-TOKEN=old\n+TOKEN=secret-marker\n' ;;
 *"search issues"*) echo '[{"number":1,"url":"https://github.com/octo/hello/issues/1"},{"number":7,"url":"https://github.com/victim/private/issues/7"},{"number":8,"url":"https://github.com/octo/hello-other/issues/8"}]' ;;
+*"/branches"*) echo '[{"name":"trunk"},{"name":"feature"},{"name":"-x"},{"name":"trunk"}]' ;;
+*"/actions/jobs/"*) printf '\033[31mfailed\033[0m\nTOKEN=hunter2\n' ;;
+*"run view"*) echo '{"jobs":[{"databaseId":11,"name":"lint","conclusion":"failure","steps":[{"name":"make lint","conclusion":"failure"}]},{"databaseId":12,"name":"build","conclusion":"success"}]}' ;;
 *" list "*) echo '[{"number":1},{"number":2}]' ;;
 *" view "*) echo '{"number":1,"title":"t"}' ;;
 *) echo 'https://github.com/octo/hello/pull/9' ;;
@@ -211,7 +214,7 @@ func TestGHOnAHostileCheckout(t *testing.T) {
 	g := newRecordingGH(t, dir, "")
 	r := openGH(t, dir, g)
 
-	if _, err := PullMerge(ctx, r, desktop, 3); err != nil {
+	if _, err := PullMerge(ctx, r, desktop, 3, PullMergeOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(marker); err != nil {
@@ -220,7 +223,7 @@ func TestGHOnAHostileCheckout(t *testing.T) {
 	os.Remove(marker)
 	before := len(g.calls(t))
 
-	_, err := PullMerge(ctx, r, closed, 3)
+	_, err := PullMerge(ctx, r, closed, 3, PullMergeOptions{})
 	wantRefusal(t, err, gate.ErrRefused)
 	if len(g.calls(t)) != before {
 		t.Fatal("gh ran for a refused merge")
@@ -269,12 +272,12 @@ func TestGHArgumentsAndSecrets(t *testing.T) {
 	dir := repoWith(t, map[string]string{"a.txt": "a\n"}, "remote.origin.url", "https://github.com/octo/hello.git")
 	g := newRecordingGH(t, dir, "")
 	r := openGH(t, dir, g)
-	found, err := Search(ctx, r, closed, "--repo=evil/other repo:victim/private", 0)
+	found, err := Search(ctx, r, closed, "--repo=evil/other crash", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	args := g.calls(t)[0].args
-	if args[len(args)-2] != "--" || args[len(args)-1] != "--repo=evil/other repo:victim/private" || !slices.Contains(args, "octo/hello") {
+	if args[len(args)-2] != "--" || args[len(args)-1] != "--repo=evil/other crash" || !slices.Contains(args, "octo/hello") {
 		t.Fatalf("search args %q", args)
 	}
 	if len(found.Items) != 1 || !strings.Contains(string(found.Items[0]), "octo/hello/issues/1") {
@@ -306,7 +309,7 @@ func TestGHArgumentsAndSecrets(t *testing.T) {
 	if df, _ := PullDiff(ctx, r, closed, trust.Full, 3); !strings.Contains(df.Diff, "secret-marker") {
 		t.Fatal("full does not see the secret section")
 	}
-	done, err := PullMerge(ctx, r, closed, 3)
+	done, err := PullMerge(ctx, r, closed, 3, PullMergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package github
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -53,49 +52,12 @@ func PullReview(ctx context.Context, r *gate.Repo, t trust.Trust, number int64, 
 	return done(out), nil
 }
 
-// PullMerge merges a pull request with the first way the repository
-// allows (merge commit, squash, rebase). gh may run git in the checkout
-// for it, so the checkout passes the Change gate first: a config that
-// would run a program is refused for a closed caller.
-func PullMerge(ctx context.Context, r *gate.Repo, t trust.Trust, number int64) (*Done, error) {
-	if number <= 0 {
-		return nil, ErrBadParams
-	}
-	gh, pin, _, err := start(ctx, r, t, true, "merge a pull request")
-	if err != nil {
-		return nil, err
-	}
-	out, err := gh.Run(ctx, gate.GHCall{Args: []string{"repo", "view", pin.String(), "--json", "mergeCommitAllowed,squashMergeAllowed,rebaseMergeAllowed"}})
-	if err != nil {
-		return nil, err
-	}
-	var allowed struct{ MergeCommitAllowed, SquashMergeAllowed, RebaseMergeAllowed bool }
-	if err := json.Unmarshal(out, &allowed); err != nil {
-		return nil, fmt.Errorf("%w: %v", gate.ErrGHOutput, err)
-	}
-	method := ""
-	switch {
-	case allowed.MergeCommitAllowed:
-		method = "--merge"
-	case allowed.SquashMergeAllowed:
-		method = "--squash"
-	case allowed.RebaseMergeAllowed:
-		method = "--rebase"
-	default:
-		return nil, ErrNoMergeMethod
-	}
-	out, err = gh.Run(ctx, gate.GHCall{Args: []string{"pr", "merge", strconv.FormatInt(number, 10), "--repo", pin.String(), method}, Timeout: slowTimeout})
-	if err != nil {
-		return nil, err
-	}
-	return &Done{URL: done(out).URL}, nil
-}
-
 // PullCreateOptions describe a new pull request: its title and text, and
 // the branch it goes into ("" is the base repository's default branch,
-// also for a fork's).
+// also for a fork's), and whether it opens as a draft.
 type PullCreateOptions struct {
 	Title, Body, Base string
+	Draft             bool
 }
 
 // PullCreate pushes the current branch (as git.push does, through the
@@ -141,10 +103,29 @@ func PullCreate(ctx context.Context, r *gate.Repo, t trust.Trust, o PullCreateOp
 	if pushRepo.FullName() != pin.FullName() {
 		head = pushRepo.Owner + ":" + branch
 	}
-	out, err := gh.Run(ctx, gate.GHCall{Args: []string{"pr", "create", "--repo", pin.String(), "--head", head, "--base", base,
-		"--title=" + o.Title, "--body-file", "-"}, Stdin: o.Body, Timeout: slowTimeout})
+	args := []string{"pr", "create", "--repo", pin.String(), "--head", head, "--base", base, "--title=" + o.Title, "--body-file", "-"}
+	if o.Draft {
+		args = append(args, "--draft")
+	}
+	out, err := gh.Run(ctx, gate.GHCall{Args: args, Stdin: o.Body, Timeout: slowTimeout})
 	if err != nil {
 		return nil, err
 	}
-	return done(out), nil
+	d := done(out)
+	d.Number = pullNumber(d.URL, pin)
+	return d, nil
+}
+
+// pullNumber reads the number from a pull request's address in the
+// repository pin ("https://HOST/OWNER/NAME/pull/N"), or 0.
+func pullNumber(u string, pin Repo) int64 {
+	if !ofRepo(u, pin) {
+		return 0
+	}
+	rest := u[len("https://"+pin.Host+"/"+pin.FullName()+"/"):]
+	n, err := strconv.ParseInt(strings.TrimPrefix(rest, "pull/"), 10, 64)
+	if err != nil || !strings.HasPrefix(rest, "pull/") || n <= 0 {
+		return 0
+	}
+	return n
 }

@@ -117,7 +117,7 @@ var argCases = []Case{
 // Corpus is every case, by family.
 func Corpus() []Case {
 	var all []Case
-	for _, family := range [][]Case{hookCases, configCases, networkCases, fileCases, locationCases, gitFolderCases, argCases, diffHeaderCases, transportCases, hunkCases, conflictCases, everydayCases, branchCases, blameCases} {
+	for _, family := range [][]Case{hookCases, configCases, networkCases, fileCases, locationCases, gitFolderCases, argCases, diffHeaderCases, transportCases, hunkCases, conflictCases, everydayCases, branchCases, blameCases, pullCases} {
 		all = append(all, family...)
 	}
 	return all

@@ -306,6 +306,63 @@ func TestBranchesPageInChromium(t *testing.T) {
 	inBrowser(t, bin, "e2e/branches.mjs", repo, []string{"BARE=" + bare})
 }
 
+// Pull requests end to end from the page (web/e2e/pulls.mjs) through the
+// real gh and the fake GitHub: a pull request opened from the checkout's
+// branch (pushed to a local folder, checked with git), approved and
+// squash-merged (checked in the fake), a 400-file pull request's files
+// paged, a failed run's log.
+func TestPullsPageInChromium(t *testing.T) {
+	bin := browserTest(t)
+	if _, err := exec.LookPath("gh"); err != nil {
+		if os.Getenv("GATEHOUSE_GH_TESTS") == "1" {
+			t.Fatal("the pull request page test needs gh (Debian's gh package)")
+		}
+		t.Skip("needs gh; make test installs it")
+	}
+	gittest.Home(t, "")
+	fake := fakegithub.Start(t)
+	var env []string
+	for _, kv := range fake.Env(t.TempDir()) {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "GH_") || k == "SSL_CERT_FILE" {
+			env = append(env, kv)
+		}
+	}
+	var diff strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&diff, "diff --git a/src/f%03d.go b/src/f%03d.go\nindex 1..2 100644\n--- a/src/f%03d.go\n+++ b/src/f%03d.go\n@@ -1 +1,2 @@\n-old\n+new %d\n+more\n", i, i, i, i, i)
+	}
+	diff.WriteString("diff --git a/.env b/.env\nnew file mode 100644\n--- /dev/null\n+++ b/.env\n@@ -0,0 +1 @@\n+API_KEY=marker-value\n")
+	fake.Mu.Lock()
+	fake.Data.Pulls["octo/hello"][1].Diff = diff.String()
+	fake.Mu.Unlock()
+	remote := t.TempDir()
+	gittest.Git(t, remote, "init", "-q", "--bare")
+	repo := gittest.Init(t, map[string]string{"README.md": "Hello\n"})
+	origin := "https://" + fake.Host + "/octo/hello.git"
+	gittest.Git(t, repo, "remote", "add", "origin", origin)
+	gittest.Git(t, repo, "config", "url."+remote+".pushInsteadOf", origin)
+	gittest.Git(t, repo, "switch", "-q", "-c", "feature")
+	gittest.Write(t, repo, map[string]string{"feature.txt": "feature\n"})
+	gittest.Git(t, repo, "add", "feature.txt")
+	gittest.Git(t, repo, "commit", "-qm", "Add feature.txt")
+	inBrowser(t, bin, "e2e/pulls.mjs", repo, env)
+	if got, want := gittest.Git(t, remote, "rev-parse", "feature"), gittest.Git(t, repo, "rev-parse", "HEAD"); got != want {
+		t.Fatalf("the pushed branch is at %s, the checkout at %s", got, want)
+	}
+	fake.Mu.Lock()
+	defer fake.Mu.Unlock()
+	var opened *fakegithub.Pull
+	for i, p := range fake.Data.Pulls["octo/hello"] {
+		if p.Number == 6 {
+			opened = &fake.Data.Pulls["octo/hello"][i]
+		}
+	}
+	if opened == nil || opened.Title != "Add the feature from the phone" || opened.HeadRefName != "feature" || opened.BaseRefName != "main" ||
+		opened.MergedWith != "squash" || opened.ReviewDecision != "APPROVED" || !strings.Contains(opened.Body, "It adds feature.txt.") {
+		t.Fatalf("GitHub after the page: %+v", opened)
+	}
+}
+
 // browserTest skips without the browser's pieces and builds gatehouse
 // (before gittest.Home moves HOME, which would move the build cache).
 func browserTest(t *testing.T) string {

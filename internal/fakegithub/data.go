@@ -21,6 +21,7 @@ type Repo struct {
 	SquashAllowed bool
 	RebaseAllowed bool
 	UpdatedAt     time.Time
+	Branches      []string // besides DefaultBranch, served by GET branches
 }
 
 // NameWithOwner is "owner/name".
@@ -61,6 +62,8 @@ type Pull struct {
 	Labels               []string
 	Diff                 string // unified diff, served for gh pr diff
 	MergedWith           string // merge, squash or rebase, set when merged
+	MergeSubject         string // the merge commit's headline gh sent, if any
+	MergeBody            string // the merge commit's body gh sent, if any
 	CreatedAt, UpdatedAt time.Time
 }
 
@@ -98,6 +101,13 @@ type Job struct {
 	ID                 int64
 	Name               string
 	Status, Conclusion string
+	Steps              []Step
+	Log                string // served for GET actions/jobs/ID/logs
+}
+
+// Step is one step of a job.
+type Step struct {
+	Name, Conclusion string
 }
 
 // ForkOwner owns the fork that DefaultData's pull request 5 comes from.
@@ -113,7 +123,7 @@ func DefaultData() *Data {
 	const key = "octo/hello"
 	return &Data{
 		Repos: []Repo{{Owner: "octo", Name: "hello", Description: "Hello, world", DefaultBranch: "main",
-			MergeAllowed: true, SquashAllowed: true, UpdatedAt: at(30)}},
+			MergeAllowed: true, SquashAllowed: true, UpdatedAt: at(30), Branches: []string{"greeting", "refactor"}}},
 		Issues: map[string][]Issue{key: {
 			{Number: 1, Title: "Crash on start", Body: "It crashes when started twice.", State: "OPEN",
 				Author: "alice", Labels: []string{"bug"}, CreatedAt: at(1), UpdatedAt: at(2),
@@ -140,7 +150,8 @@ func DefaultData() *Data {
 			{DatabaseID: 100, DisplayTitle: "Add greeting", Name: "CI", WorkflowName: "CI", Status: "completed",
 				Conclusion: "failure", HeadBranch: "greeting", Event: "pull_request", CreatedAt: at(5),
 				Jobs: []Job{{ID: 1000, Name: "build", Status: "completed", Conclusion: "success"},
-					{ID: 1001, Name: "lint", Status: "completed", Conclusion: "failure"}}},
+					{ID: 1001, Name: "lint", Status: "completed", Conclusion: "failure",
+						Steps: []Step{{"Set up job", "success"}, {"Run make lint", "failure"}}, Log: defaultLintLog}}},
 			{DatabaseID: 101, DisplayTitle: "Release", Name: "Release", WorkflowName: "Release", Status: "in_progress",
 				HeadBranch: "main", Event: "push", CreatedAt: at(11),
 				Jobs: []Job{{ID: 1002, Name: "publish", Status: "in_progress"}}},
@@ -163,3 +174,10 @@ index 557db03..980a0d5 100644
  Hello
 +Greetings, user.
 `
+
+// defaultLintLog is job 1001's log: a failed lint step, with a colour
+// escape and a token value as CI logs carry them.
+const defaultLintLog = "2026-11-01T14:00:00.0000000Z ##[group]Run make lint\n" +
+	"2026-11-01T14:00:01.0000000Z \x1b[31mmain.go:3: exported func Hello has no comment\x1b[0m\n" +
+	"2026-11-01T14:00:01.1000000Z GITHUB_TOKEN=ghs_0123456789abcdefghijABCDEFGHIJ\n" +
+	"2026-11-01T14:00:02.0000000Z ##[error]Process completed with exit code 1.\n"

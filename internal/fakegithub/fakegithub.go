@@ -63,7 +63,42 @@ type Server struct {
 
 	t        testing.TB
 	home     string
-	requests []Request // guarded by Mu
+	requests []Request  // guarded by Mu
+	hold     *mergeHold // guarded by Mu
+	arrived  *sync.Cond // on Mu: broadcast at each request
+}
+
+// mergeHold keeps merges waiting: reached is closed when the first merge
+// arrives, release lets every merge go on.
+type mergeHold struct {
+	reached, release chan struct{}
+	once             sync.Once
+}
+
+// HoldMerges makes every pull request merge wait before it changes
+// anything, until release is called (or the test ends); reached is closed
+// when the first merge is waiting, so a test waits for that state, never
+// for a time.
+func (s *Server) HoldMerges() (reached <-chan struct{}, release func()) {
+	h := &mergeHold{reached: make(chan struct{}), release: make(chan struct{})}
+	var once sync.Once
+	release = func() { once.Do(func() { close(h.release) }) }
+	s.Mu.Lock()
+	s.hold = h
+	s.Mu.Unlock()
+	s.t.Cleanup(release)
+	return h.reached, release
+}
+
+func (s *Server) waitMergeHold() {
+	s.Mu.Lock()
+	h := s.hold
+	s.Mu.Unlock()
+	if h == nil {
+		return
+	}
+	h.once.Do(func() { close(h.reached) })
+	<-h.release
 }
 
 // Request is one request as the fake saw it.
@@ -86,6 +121,7 @@ func Start(t testing.TB) *Server {
 	}
 	s := &Server{CAFile: filepath.Join(dir, "ca.pem"), Token: "gho_fake" + randomHex(8),
 		Data: DefaultData(), t: t, home: filepath.Join(dir, "home")}
+	s.arrived = sync.NewCond(&s.Mu)
 	if err := os.WriteFile(s.CAFile, caPEM, 0o600); err != nil {
 		t.Fatalf("fakegithub: %v", err)
 	}
@@ -160,6 +196,17 @@ func (s *Server) record(req Request) {
 	s.Mu.Lock()
 	defer s.Mu.Unlock()
 	s.requests = append(s.requests, req)
+	s.arrived.Broadcast()
+}
+
+// WaitFor waits until the requests so far satisfy done: a test waits for
+// a state (two merges arrived), never for a time.
+func (s *Server) WaitFor(done func([]Request) bool) {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	for !done(s.requests) {
+		s.arrived.Wait()
+	}
 }
 
 // unknown answers what the fake does not know with GitHub's 404 and says so in

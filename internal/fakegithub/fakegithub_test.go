@@ -469,7 +469,7 @@ func TestNotFound(t *testing.T) {
 func TestUnknownRequestIs404(t *testing.T) {
 	needGH(t)
 	s := Start(t)
-	_, errOut, err := gh(t, s, "", "api", "repos/octo/hello/branches")
+	_, errOut, err := gh(t, s, "", "api", "repos/octo/hello/deployments")
 	if err == nil || !strings.Contains(errOut, "404") {
 		t.Errorf("unknown request: err %v, stderr %q", err, errOut)
 	}

@@ -78,6 +78,9 @@ func (s *Server) serveGraphQL(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"errors": []gqlError{{Message: err.Error()}}})
 		return
 	}
+	if doc.kind == "mutation" && strings.Contains(req.Query, "mergePullRequest") {
+		s.waitMergeHold()
+	}
 	s.Mu.Lock()
 	q := &query{s: s}
 	root := q.queryRoot()

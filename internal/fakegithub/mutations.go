@@ -119,6 +119,7 @@ func (q *query) mergePull(a map[string]any) any {
 		return nil
 	}
 	pull.State, pull.MergedWith, pull.UpdatedAt = "MERGED", strings.ToLower(method), time.Now().UTC()
+	pull.MergeSubject, pull.MergeBody = str(in["commitHeadline"]), str(in["commitBody"])
 	return obj{"__typename": "MergePullRequestPayload", "clientMutationId": in["clientMutationId"], "pullRequest": q.pull(key, *pull)}
 }
 

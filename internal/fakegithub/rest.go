@@ -56,6 +56,10 @@ func (s *Server) serveRepoREST(w http.ResponseWriter, r *http.Request, key strin
 		s.serveWorkflows(w, key)
 	case len(rest) == 3 && rest[0] == "actions" && rest[1] == "workflows":
 		s.serveWorkflow(w, key, num(rest[2]))
+	case route == "branches":
+		s.serveBranches(w, key)
+	case len(rest) == 4 && rest[0] == "actions" && rest[1] == "jobs" && rest[3] == "logs":
+		s.serveJobLog(w, key, num(rest[2]))
 	case len(rest) == 4 && rest[0] == "check-runs" && rest[3] == "annotations":
 		writeJSON(w, http.StatusOK, []any{})
 	default:
@@ -183,7 +187,7 @@ func (s *Server) serveJobs(w http.ResponseWriter, key, id string) {
 		}
 		jobs = append(jobs, map[string]any{
 			"id": j.ID, "run_id": run.DatabaseID, "name": j.Name, "status": j.Status, "conclusion": conclusion,
-			"started_at": stamp(run.CreatedAt), "completed_at": stamp(run.CreatedAt), "steps": []any{},
+			"started_at": stamp(run.CreatedAt), "completed_at": stamp(run.CreatedAt), "steps": steps(j.Steps),
 			"html_url": s.url(fmt.Sprintf("%s/actions/runs/%d/job/%d", key, run.DatabaseID, j.ID)),
 		})
 	}
@@ -234,4 +238,38 @@ func restIssue(s *Server, key, kind string, n int, title, body, state, author st
 		"labels": ls, "comments": comments, "created_at": stamp(created), "updated_at": stamp(updated),
 		"closed_at": closedAt(state != "OPEN", updated), "locked": false, "assignees": []any{}, "author_association": "MEMBER",
 	}
+}
+
+func steps(list []Step) []map[string]any {
+	out := []map[string]any{}
+	for i, st := range list {
+		out = append(out, map[string]any{"name": st.Name, "status": "completed", "conclusion": st.Conclusion, "number": i + 1})
+	}
+	return out
+}
+
+// serveBranches answers GET /repos/OWNER/NAME/branches: the default branch
+// and the repository's Branches, one page.
+func (s *Server) serveBranches(w http.ResponseWriter, key string) {
+	repo, _ := (&query{s: s}).findRepo(splitKey(key))
+	list := []map[string]any{}
+	for _, b := range append([]string{repo.DefaultBranch}, repo.Branches...) {
+		list = append(list, map[string]any{"name": b, "protected": false, "commit": map[string]any{"sha": oid(key + b)}})
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+// serveJobLog answers GET /repos/OWNER/NAME/actions/jobs/ID/logs with the
+// job's log as plain text (GitHub redirects to a download of the same).
+func (s *Server) serveJobLog(w http.ResponseWriter, key string, id int) {
+	for _, run := range s.Data.Runs[key] {
+		for _, j := range run.Jobs {
+			if j.ID == int64(id) {
+				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+				_, _ = w.Write([]byte(j.Log))
+				return
+			}
+		}
+	}
+	writeJSON(w, http.StatusNotFound, map[string]any{"message": "Not Found"})
 }

@@ -138,8 +138,9 @@ func TestGitHubDiffHidesSecretsBelowFull(t *testing.T) {
 
 // A search that names another repository (GitHub reads repo: in the query
 // and several repo: qualifiers mean any of them): the real gh returns that
-// repository's items, the attack as it stands; github.search keeps only the
-// project's.
+// repository's items, the attack as it stands; github.search refuses the
+// query with the seed's sentence before gh starts (the address check that
+// stands behind it is shown alone in package github's tests).
 func TestGitHubSearchStaysInItsRepository(t *testing.T) {
 	h, id, fake := ghThroughFake(t, trust.View)
 	fake.Mu.Lock()
@@ -147,17 +148,18 @@ func TestGitHubSearchStaysInItsRepository(t *testing.T) {
 	fake.Data.Issues["victim/private"] = []fakegithub.Issue{{Number: 7, Title: "The secret plan", Body: "plan", State: "OPEN", Author: "victim"}}
 	fake.Mu.Unlock()
 
-	cmd := exec.Command("gh", "search", "issues", "--repo", "octo/hello", "--include-prs", "--json", "url", "--", "repo:victim/private")
-	cmd.Dir = t.TempDir()
-	raw, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(raw), "victim/private/issues/7") {
-		t.Fatalf("plain gh does not reach the other repository, so this test proves nothing: %v %s", err, raw)
-	}
-	var found struct{ Items []struct{ URL string } }
-	h.ok(t, "github.search", map[string]any{"target": id, "query": "repo:victim/private"}, &found)
-	for _, it := range found.Items {
-		if !strings.Contains(it.URL, "/octo/hello/") {
-			t.Fatalf("search reached another repository: %s", it.URL)
+	for _, q := range []string{"repo:victim/private", `-REPO:"victim/private"`, "(is:open OR Org:victim)"} {
+		cmd := exec.Command("gh", "search", "issues", "--repo", "octo/hello", "--include-prs", "--json", "url", "--", q)
+		cmd.Dir = t.TempDir()
+		raw, err := cmd.CombinedOutput()
+		if q == "repo:victim/private" && (err != nil || !strings.Contains(string(raw), "victim/private/issues/7")) {
+			t.Fatalf("plain gh does not reach the other repository, so this test proves nothing: %v %s", err, raw)
+		}
+		before := len(fake.Requests())
+		h.refused(t, "github.search", map[string]any{"target": id, "query": q}, "BAD_PARAMS",
+			"Search this project only: leave out repo:, org:, user: and owner: filters.")
+		if len(fake.Requests()) != before {
+			t.Fatalf("gh reached GitHub for the refused query %q", q)
 		}
 	}
 }

@@ -49,8 +49,10 @@ try {
   await page.getByText('A check does not pass: lint (failure).').waitFor();
   await screen(page, 'gh-pull');
 
-  // Its files: the diff drawn as the page draws git's.
+  // Its files, one at a time: a tap draws that file's diff as the page
+  // draws git's.
   await page.getByRole('button', { name: 'Files changed' }).click();
+  await page.getByRole('button', { name: /README\.md/ }).click();
   await page.locator('.diff').waitFor();
   check((await page.locator('main').innerText()).includes('Greetings, user.'), 'the pull request diff lacks its lines');
   await screen(page, 'gh-pull-files');

@@ -4,12 +4,12 @@
 // and cloning a repository to serve. What this device may not do is
 // explained before the tap, as everywhere else.
 import { h } from './dom.js';
-import { parseDiff, renderDiff } from './diff.js';
-import { state, run, once, quiet, note, say, clearNotes, button, action, allowed, setTitle, show, go, refresh, pages, ago, pref, place, tabs, project } from './ui.js';
+import { state, run, once, quiet, note, say, clearNotes, button, action, allowed, setTitle, show, go, refresh, pages, ago, place, tabs, project } from './ui.js';
 import { Refusal } from './api.js';
 import { at } from './routes.js';
 import { icon } from './icons.js';
 import { changes } from './changes.js';
+import { pullNew, mergeBox, pullFiles, runLog } from './pulls.js';
 
 const KINDS = [['pulls', 'Pull requests'], ['issues', 'Issues'], ['runs', 'CI runs']];
 
@@ -35,12 +35,16 @@ export async function github(p, st = {}) {
   const form = h('form', { role: 'search', onsubmit: (e) => { e.preventDefault(); go((s) => searchResults(p, q.value, s)); } },
     h('label', { for: 'gh-query' }, 'Search issues and pull requests'), q);
   const repo = h('p', { class: 'muted small' });
-  show(tabs(p, 'github'), repo, pick, stateSel, list, form);
+  const open = st.kind === 'pulls' ? h('div', { class: 'row' }, action('Open a pull request', 'pull.create', () => go(() => pullNew(p, (n) => pullView(p, n))))) : null;
+  show(tabs(p, 'github'), repo, pick, open, stateSel, list, form);
+  // The list's kind and state as drawn: a page that arrives after a tab
+  // was tapped belongs to the list it was asked for, not the new one.
+  const { kind, state: shown } = st;
   await pages(list, st, async (offset) => {
-    const res = await run(`github.${st.kind}`, { target: p.id, state: st.kind === 'runs' ? undefined : st.state, offset: offset || undefined }, 65_000).catch(() => null);
+    const res = await run(`github.${kind}`, { target: p.id, state: kind === 'runs' ? undefined : shown, offset: offset || undefined }, 65_000).catch(() => null);
     if (res) repo.textContent = `On GitHub: ${res.repo}`;
     return res && { items: res.items, next: res.next };
-  }, (it) => row(p, st.kind, it), st.kind === 'runs' ? 'No CI runs.' : `No ${st.state === 'all' ? '' : `${st.state} `}${st.kind === 'pulls' ? 'pull requests' : 'issues'}.`);
+  }, (it) => row(p, kind, it), kind === 'runs' ? 'No CI runs.' : `No ${shown === 'all' ? '' : `${shown} `}${kind === 'pulls' ? 'pull requests' : 'issues'}.`);
 }
 
 // noGitHubRemote asks the host once per visit of the tab whether the
@@ -77,21 +81,6 @@ const BAD = new Set(['failure', 'cancelled', 'timed_out', 'action_required', 'st
 function failing(checks) {
   return (checks || []).filter((c) => BAD.has((c.conclusion || c.state || '').toLowerCase()))
     .map((c) => `${c.name || c.context || 'check'} (${(c.conclusion || c.state).toLowerCase().replace(/_/g, ' ')})`);
-}
-
-// merge merges a pull request after a confirmation that names the checks
-// that do not pass, read again just before asking (a check may have
-// finished since the screen was drawn).
-async function merge(p, number, base) {
-  const fresh = await run('github.item', { target: p.id, kind: 'pull', number }, 65_000).catch(() => null);
-  if (!fresh) return;
-  const bad = failing(fresh.statusCheckRollup);
-  const ask = bad.length
-    ? `Merge #${number} into ${base} on GitHub although ${bad.length === 1 ? 'a check fails' : `${bad.length} checks fail`}: ${bad.join(', ')}?`
-    : `Merge #${number} into ${base} on GitHub?`;
-  if (!confirm(ask)) return;
-  const res = await once('pull.merge', { target: p.id, number }, 125_000).catch(() => null);
-  if (res) { await refresh(); note(`Merged #${number}.`); }
 }
 
 function row(p, kind, it) {
@@ -145,7 +134,7 @@ async function issueView(p, number) {
     h('h3', {}, 'Comments'), comments(it.comments), commentForm(p, number)));
 }
 
-async function pullView(p, number) {
+export async function pullView(p, number) {
   setTitle(`#${number}`, true);
   const pr = await run('github.item', { target: p.id, kind: 'pull', number }, 65_000).catch(() => null);
   if (!pr) return;
@@ -164,9 +153,9 @@ async function pullView(p, number) {
     pr.reviewDecision ? h('p', {}, 'Review: ', h('strong', {}, pr.reviewDecision.replace(/_/g, ' ').toLowerCase())) : null,
     pr.body ? h('p', { class: 'message' }, pr.body) : null,
     h('h3', {}, `Checks (${checks.length})`),
-    checks.length ? h('ul', { class: 'list checks', 'aria-label': 'Checks' }, checks.map((c) => h('li', {}, h('span', { class: 'item' }, c.name || c.context || 'check', ' ', outcome(c)))))
+    checks.length ? h('ul', { class: 'list checks', 'aria-label': 'Checks' }, checks.map((c) => h('li', {}, h('span', { class: 'item' }, c.name || c.context || 'check', ' ', outcome(c)), whyButton(p, c))))
       : h('p', { class: 'muted' }, 'No checks.'),
-    h('div', { class: 'row' }, h('button', { type: 'button', onclick: () => go(() => pullDiff(p, number)) }, 'Files changed')),
+    h('div', { class: 'row' }, h('button', { type: 'button', onclick: () => go((st) => pullFiles(p, number, st)) }, 'Files changed')),
     h('h3', {}, `Reviews (${reviews.length})`),
     reviews.length ? h('ol', { class: 'comments', 'aria-label': 'Reviews' }, reviews.map((r) => h('li', {},
       h('p', { class: 'muted small' }, `${who(r.author)} · ${(r.state || '').replace(/_/g, ' ').toLowerCase()}`), r.body ? h('p', { class: 'message' }, r.body) : null))) : null,
@@ -174,19 +163,18 @@ async function pullView(p, number) {
       h('div', { class: 'row' }, action('Approve', 'pull.review', review('approve')), action('Request changes', 'pull.review', review('request-changes')),
         action('Comment', 'pull.review', review('comment')))) : null,
     open && bad.length ? h('p', { class: 'note warn' }, `${bad.length === 1 ? 'A check does not pass' : `${bad.length} checks do not pass`}: ${bad.join(', ')}.`) : null,
-    open ? h('div', { class: 'row actions' }, action('Merge', 'pull.merge', () => merge(p, number, pr.baseRefName))) : null,
+    open ? mergeBox(p, { ...pr, number }, failing) : null,
     h('h3', {}, 'Comments'), comments(pr.comments), open ? commentForm(p, number) : null));
 }
 
-async function pullDiff(p, number) {
-  setTitle(`#${number} files`, true);
-  const res = await run('pull.diff', { target: p.id, number }, 65_000).catch(() => null);
-  if (!res) return;
-  const files = parseDiff(res.diff);
-  show(h('h2', {}, `${files.length} file${files.length === 1 ? '' : 's'} changed`),
-    res.hiddenSecrets ? h('p', { class: 'note' }, `${res.hiddenSecrets} file(s) left out: secret files are not shown to this device.`) : null,
-    res.diff ? renderDiff(files, { wrap: pref('wrap', true) }) : h('p', { class: 'muted' }, 'No differences.'),
-    res.truncated ? h('p', { class: 'muted' }, 'The diff was cut short: it is too long to send to a phone.') : null);
+// whyButton leads from a failed check to its run's log, when the check
+// names a GitHub Actions run (its details address holds the run's number;
+// the host checks the number again).
+function whyButton(p, c) {
+  const m = /\/actions\/runs\/([0-9]{1,18})(?:[/?#]|$)/.exec(c.detailsUrl || '');
+  if (!m || !BAD.has((c.conclusion || '').toLowerCase())) return null;
+  const name = c.name || 'check';
+  return h('button', { type: 'button', 'aria-label': `Why ${name} failed`, onclick: () => go(() => runView(p, Number(m[1]))) }, 'Why');
 }
 
 async function runView(p, id) {
@@ -197,15 +185,22 @@ async function runView(p, id) {
   show(h('article', {}, h('h2', {}, r.displayTitle || r.workflowName),
     h('p', { class: 'muted small' }, `${r.workflowName} · ${r.event} · ${r.headBranch} · `, outcome(r)),
     h('h3', {}, `Jobs (${jobs.length})`),
-    h('ul', { class: 'list', 'aria-label': 'Jobs' }, jobs.map((j) => h('li', {}, h('span', { class: 'item' }, j.name, ' ', outcome(j)))))));
+    h('ul', { class: 'list', 'aria-label': 'Jobs' }, jobs.map((j) => h('li', {}, h('span', { class: 'item' }, j.name, ' ', outcome(j))))),
+    jobs.some((j) => BAD.has((j.conclusion || '').toLowerCase())) ? runLog(p, id) : null));
 }
 
 async function searchResults(p, query, st) {
   setTitle('Search', true);
   const list = h('ul', { class: 'list', 'aria-label': 'Found on GitHub' });
-  show(h('h2', {}, 'Found: ', h('q', {}, query)), list);
+  const dropped = h('div');
+  let left = 0;
+  show(h('h2', {}, 'Found: ', h('q', {}, query)), dropped, list);
   await pages(list, st, async (offset) => {
     const res = await run('github.search', { target: p.id, query, offset: offset || undefined }, 65_000).catch(() => null);
+    if (res && res.dropped) {
+      left += res.dropped;
+      dropped.replaceChildren(h('p', { class: 'note' }, `${left} result(s) from other repositories left out: this searches ${res.repo} only.`));
+    }
     return res && { items: res.items, next: res.next };
   }, (it) => h('li', {}, h('button', { type: 'button', class: 'item commit-row', onclick: () => go(() => (it.isPullRequest ? pullView(p, it.number) : issueView(p, it.number))) },
     h('span', { class: 'subject' }, `${it.isPullRequest ? 'Pull request' : 'Issue'} #${it.number} ${it.title}`),
