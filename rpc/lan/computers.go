@@ -28,8 +28,9 @@ import (
 // stored secret is in A's storage, which whatever serves A's address while
 // A's serve is stopped can read while B keeps running: over plain HTTP it
 // opens one session, the one right after the person allowed the device,
-// and never again (stored.go's rule for a page of B's own is "good for
-// this run", which B's run cannot vouch for when the page is A's).
+// and never again, nor does one a ticket's resume rotated (sessions.go's
+// rule for a page of B's own is "good for this run", which B's run cannot
+// vouch for when the page is A's).
 // docs/lan.md, "Several computers", has the threat model.
 
 // msgOtherPage refuses a paired device's request from another origin than

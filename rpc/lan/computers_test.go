@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/internal/gittest"
 	"github.com/gatehouse/gatehouse/trust"
 )
 
@@ -345,4 +346,36 @@ func (s *switching) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Set("Origin", s.then)
 	}
 	return s.rt.RoundTrip(req)
+}
+
+// After this computer restarts, the page that stayed open at A comes back
+// with its ticket, which rotates the stored secret (A's storage keeps the
+// new one): that one opens nothing either.
+func TestComputersARotatedStoredSecretOpensNothing(t *testing.T) {
+	for _, off := range []bool{true, false} {
+		t.Run(map[bool]string{true: "stored rule off", false: "stored rule on"}[off], func(t *testing.T) {
+			gittest.Home(t, "")
+			repo := gittest.Init(t, map[string]string{"a.txt": "a\n"})
+			store := newStore(t)
+			keep := func(o *Options) { o.Keep, o.storedCrossForTest = store, off }
+			f, stop := serveRepo(t, repo, keep)
+			p := f.pairFrom(t, pageA, trust.Full)
+			if err := f.callFrom(t, pageA, p); err != nil {
+				t.Fatal(err)
+			}
+			stop()
+			f, _ = serveRepo(t, repo, keep)
+			if err := f.callFrom(t, pageA, p); err != nil { // the open page's ticket
+				t.Fatalf("the ticket after a restart: %v", err)
+			}
+			loot := &Paired{Base: p.Base, DeviceID: p.DeviceID, Stored: p.Stored} // the rotated secret, as A stores it
+			err := f.callFrom(t, pageA, loot)
+			switch {
+			case off && err != nil:
+				t.Fatalf("the rotated secret did not open a session with the stored rule off: %v", err)
+			case !off && !errors.Is(err, ErrRestarted):
+				t.Fatalf("the rotated secret from A's storage: %v", err)
+			}
+		})
+	}
 }

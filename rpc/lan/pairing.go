@@ -55,14 +55,14 @@ type Device struct {
 	// Page is the origin of the page it paired from when that is another
 	// computer's page (computers.go), "" for this computer's own page: it
 	// is reached from that origin only.
-	Page       string    `json:"page,omitempty"`
-	origin     string    // the page's address it paired at
-	storedUsed bool      // a Page device over plain HTTP opened its one session with its stored secret
-	stored     rpc.Key   // the secret the device keeps
-	storedRun  string    // the serve run the stored secret is good for
-	spent      []rpc.Key // stored secrets it had before, newest first: a page holding one may ask to reconnect
-	rotatedBy  string    // the ticket whose resume changed the stored secret in this run
-	tickets    []ticket  // newest first
+	Page        string    `json:"page,omitempty"`
+	origin      string    // the page's address it paired at
+	storedFresh bool      // the person's allowing just gave the stored secret: a Page device over plain HTTP may open one session with it
+	stored      rpc.Key   // the secret the device keeps
+	storedRun   string    // the serve run the stored secret is good for
+	spent       []rpc.Key // stored secrets it had before, newest first: a page holding one may ask to reconnect
+	rotatedBy   string    // the ticket whose resume changed the stored secret in this run
+	tickets     []ticket  // newest first
 }
 
 // Request is a device waiting to be allowed: a new device through the link,
@@ -356,7 +356,7 @@ func (p *Pairing) allowLocked(r *Request, g trust.Grant) pairOutcome {
 		}
 		p.endSessionsLocked(dev.ID) // a re-key: sessions of the old secrets end
 		dev.stored, dev.Fingerprint = r.offer.hs.outcome(dev.ID)
-		dev.storedRun, dev.LastSeen, dev.spent, dev.storedUsed = p.run, now, nil, false
+		dev.storedRun, dev.LastSeen, dev.spent, dev.storedFresh = p.run, now, nil, true
 		p.saveLocked()
 		return pairOutcome{device: dev}
 	}
@@ -372,7 +372,7 @@ func (p *Pairing) allowLocked(r *Request, g trust.Grant) pairOutcome {
 		go p.onRevoke(ended) // ends its streams; outside the lock
 	}
 	dev := &Device{ID: "lan-" + randomID(9), Name: r.Name, Grant: g, Kind: r.offer.kind, Paired: now, LastSeen: now,
-		origin: p.base, Page: r.offer.page, storedRun: p.run}
+		origin: p.base, Page: r.offer.page, storedRun: p.run, storedFresh: true}
 	dev.stored, dev.Fingerprint = r.offer.hs.outcome(dev.ID)
 	p.devices[dev.ID] = dev
 	p.saveLocked()

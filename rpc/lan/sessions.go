@@ -183,10 +183,13 @@ func (p *Pairing) resume(d, page, mode, ticketID, frame string, now time.Time) (
 		return "", nil, errResumeRestarted
 	}
 	if mode == modeStored && p.storedOnceLocked(dev) {
-		if dev.storedUsed {
+		// Only a stored secret the person's allowing just gave opens a
+		// session, once: not one kept from an earlier run, nor one a
+		// ticket's resume rotated (the page stores that one too).
+		if !dev.storedFresh {
 			return "", nil, errStoredOnce
 		}
-		dev.storedUsed = true
+		dev.storedFresh = false
 	}
 	pkE, err := base64.RawURLEncoding.DecodeString(m.PK)
 	if err != nil {
