@@ -39,7 +39,7 @@ const msgOtherPage = "This device was paired from another page, so this computer
 
 // msgStoredOnce asks a device paired from another computer's page to be
 // allowed again after that page lost its ticket (it was reloaded).
-const msgStoredOnce = "This page was reloaded since it last reached this computer, and this computer was paired from another computer's page, so the computer must allow it again."
+const msgStoredOnce = "This page was reloaded since it last reached this computer, which it reaches from another computer's page, so the person at this computer must allow it again."
 
 var (
 	errOtherPage  = &errPairing{409, "page", msgOtherPage}

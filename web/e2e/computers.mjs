@@ -136,6 +136,21 @@ try {
   check(fromB.includes('This device was paired from another page'), `B's own page with A's device: ${fromB}`);
   await site.close();
   step('a third site and B\'s own page were refused with A\'s device');
+
+  // A reload at B's screen: the page comes back to B, whose stored secret
+  // opened its one session, so the person at B allows it again by its code.
+  await page.getByRole('button', { name: /^laptop-repo\b/ }).click();
+  await page.getByRole('button', { name: 'Stage all', exact: true }).waitFor();
+  const at = page.url();
+  await page.reload();
+  await page.getByText('which it reaches from another computer\'s page, so the person at this computer must allow it again').waitFor({ timeout: 20000 });
+  check(page.url() === at, `the reload left B's screen: ${page.url()} for ${at}`);
+  await screen(page, 'computers-reconnect');
+  const again = (await page.locator('#pair-code').textContent()).replace(' ', '');
+  b.gh('devices', 'allow', again, '--wait', '20s');
+  await page.getByRole('button', { name: 'Stage all', exact: true }).waitFor({ timeout: 20000 });
+  await page.getByRole('heading', { name: 'laptop-repo' }).waitFor();
+  step('a reload at B\'s screen came back to B after the person there allowed it by its code');
   console.log('ok: one page paired with two computers, switched between them, and committed on B');
 } catch (e) {
   failure = e;

@@ -138,15 +138,18 @@ function waiting(title, lead, explain) {
 // connect opens a session for dev; after a restart of serve that cost this
 // page its ticket, it asks the person at the computer to allow it again.
 async function connect(dev, store = { load: saved, save }) {
+  let why = 'gatehouse restarted on the computer since this page last reached it, so the computer must allow this device again.';
   const host = new Host(dev, { onStored: (stored) => store.save({ deviceId: dev.deviceId, stored }), load: store.load });
   try {
     await host.open();
     return host;
   } catch (e) {
     if (!(e instanceof Refusal) || e.code !== 'RESTARTED') throw e;
+    // Another computer says why in its own words (a reload, for a page it
+    // paired from another computer's address).
+    if (dev.base) why = `${dev.name || dev.base}: ${e.message}`;
   }
-  const again = await reconnect(dev, deviceName(), waiting('Reconnecting',
-    'gatehouse restarted on the computer since this page last reached it, so the computer must allow this device again.',
+  const again = await reconnect(dev, deviceName(), waiting('Reconnecting', why,
     'The computer shows a code with the request: allow it there only if it is this one (gatehouse devices allow CODE). This device keeps the access it had. A different code means someone else is asking.'));
   store.save(again);
   return connect({ ...dev, ...again }, store);
