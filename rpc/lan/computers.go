@@ -2,6 +2,7 @@ package lan
 
 import (
 	"context"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -90,6 +91,15 @@ func (s *Server) cross(w http.ResponseWriter, r *http.Request, origin string) *h
 	}
 	if r.Method != method {
 		fail(w, http.StatusForbidden, msgWrongHost)
+		return nil
+	}
+	// A POST the page sends is JSON, which a browser asks about first (its
+	// preflight, above). A "simple" one (text/plain, a form) was never
+	// asked about; and only a pairing start reaches a device not pinned to
+	// the origin.
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); method == "POST" && ct != "application/json" ||
+		r.URL.Path != "/rc/pair" && !s.pinnedTo(r.URL.Query().Get("d"), origin) {
+		fail(w, http.StatusForbidden, msgOtherPage)
 		return nil
 	}
 	h := w.Header()

@@ -228,6 +228,35 @@ func TestComputersAPreflightFromAnUnpinnedOrigin(t *testing.T) {
 			t.Fatalf("%+v from the pinned page: %d %v", c, res.StatusCode, res.Header)
 		}
 	}
+	// A request a browser sends without asking first (text/plain), and one
+	// from an origin not pinned to the device, reach nothing.
+	for _, c := range []struct{ origin, path, ct string }{
+		{pageA, "rc/resume?d=" + p.DeviceID, "text/plain"},
+		{pageA, "rc/pair", "application/x-www-form-urlencoded"},
+		{thirdSite, "rc/resume?d=" + p.DeviceID, "application/json"},
+		{thirdSite, "rc/call?d=" + p.DeviceID + "&s=x", "application/json"},
+		{pageA, "rc/resume", "application/json"},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, f.srv.URL()+c.path, strings.NewReader(`{"d":"`+p.DeviceID+`","m":"stored","f":"x"}`))
+		req.Header.Set("Content-Type", c.ct)
+		res, err := f.from(t, c.origin).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusForbidden || res.Header.Get("Access-Control-Allow-Origin") != "" {
+			t.Fatalf("%+v: %d %v", c, res.StatusCode, res.Header)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodGet, f.srv.URL()+"rc/events?d="+p.DeviceID+"&s=x&f=y", nil)
+	res, err := f.from(t, thirdSite).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusForbidden || res.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Fatalf("a third site's event stream with A's device: %d %v", res.StatusCode, res.Header)
+	}
 	// An origin that is no http or https origin pairs nothing.
 	for _, o := range []string{"null", "file://", "http://a.example/path", "ftp://a.example"} {
 		req, _ := http.NewRequest(http.MethodPost, f.srv.URL()+"rc/pair", strings.NewReader(`{"p":"x","f":"y"}`))
