@@ -151,6 +151,18 @@ try {
   await page.getByRole('button', { name: 'Stage all', exact: true }).waitFor({ timeout: 20000 });
   await page.getByRole('heading', { name: 'laptop-repo' }).waitFor();
   step('a reload at B\'s screen came back to B after the person there allowed it by its code');
+
+  // Forgetting B takes it off this page, which goes back to A.
+  await page.locator('#back').click();
+  await page.getByRole('heading', { name: `Projects on ${new URL(originB).host}` }).waitFor();
+  await page.getByRole('button', { name: `Forget ${new URL(originB).host}`, exact: true }).click();
+  await page.getByText(`${new URL(originB).host} was taken off this page.`).waitFor();
+  await page.getByRole('heading', { name: 'Projects', exact: true }).waitFor();
+  await page.getByRole('button', { name: new RegExp(`^${basename(REPO)}\\b`) }).waitFor();
+  check(page.dialogs.some((d) => d.startsWith(`Forget ${new URL(originB).host} on this page?`)), `no question before forgetting B: ${page.dialogs}`);
+  const left = await page.evaluate(() => JSON.parse(localStorage.getItem(`gatehouse-computers:${location.host}`)));
+  check(left.computers.length === 0, `B is still stored: ${JSON.stringify(left)}`);
+  step('B forgotten on this page; A\'s projects again');
   console.log('ok: one page paired with two computers, switched between them, and committed on B');
 } catch (e) {
   failure = e;

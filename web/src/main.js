@@ -344,14 +344,29 @@ async function projects() {
     computersSection(list, computer));
 }
 
+// forgetComputer takes computer c off this page (its pairing there stays
+// until the person there revokes it: gatehouse devices revoke).
+async function forgetComputer(c) {
+  if (!confirm(`Forget ${c.name} on this page? It stays paired there until you revoke it with gatehouse devices revoke.`)) return;
+  hosts.delete(c.n);
+  forget(c.n);
+  if (state.computer === c.n) {
+    state.host = null;
+    await use(0);
+  }
+  await home(projects);
+  note(`${c.name} was taken off this page.`);
+}
+
 // computersSection lists the computers this page is paired with, to switch
 // between them, and adds another.
 function computersSection(list, current) {
   const all = [{ n: 0, name: location.host, note: 'served this page' }, ...list];
   return h('section', { 'aria-labelledby': 'computers-h' }, h('h2', { id: 'computers-h' }, 'Computers'),
-    list.length ? h('ul', { class: 'list' }, all.map((c) => h('li', {}, h('button', {
+    list.length ? h('ul', { class: 'list computers' }, all.map((c) => h('li', {}, h('button', {
       type: 'button', class: 'item', 'aria-current': c.n === current ? 'true' : false, onclick: () => switchTo(c.n),
-    }, h('strong', {}, c.name), ' ', c.n === current ? h('span', { class: 'badge' }, 'open') : null, ' ', c.note ? h('span', { class: 'muted' }, c.note) : null)))) : null,
+    }, h('strong', {}, c.name), ' ', c.n === current ? h('span', { class: 'badge' }, 'open') : null, ' ', c.note ? h('span', { class: 'muted' }, c.note) : null),
+    c.n ? h('button', { type: 'button', 'aria-label': `Forget ${c.name}`, onclick: () => forgetComputer(c) }, 'Forget') : null))) : null,
     h('div', { class: 'row actions' }, h('button', { type: 'button', id: 'add-computer', onclick: () => go(() => addComputer(pairWith)) }, 'Add a computer')));
 }
 
