@@ -28,6 +28,7 @@ type LANDevice struct {
 	Grant       Grant     `json:"grant"`
 	Kind        string    `json:"kind,omitempty"`   // "page" or "cli": what paired
 	Origin      string    `json:"origin,omitempty"` // the page's address it paired at
+	Page        string    `json:"page,omitempty"`   // another computer's page it paired from, reached from there only
 	Paired      time.Time `json:"paired"`
 	LastSeen    time.Time `json:"lastSeen"`
 	Fingerprint string    `json:"fingerprint,omitempty"`

@@ -208,6 +208,17 @@ func TestSquatterInChromium(t *testing.T) {
 	inBrowser(t, bin, "e2e/squatter.mjs", repo, nil)
 }
 
+// One page, two computers (web/e2e/computers.mjs): the page served by one
+// serve pairs with a second serve on another port through its link,
+// switches between them, commits on the second, and the second refuses a
+// third origin with the first's device.
+func TestComputersInChromium(t *testing.T) {
+	bin := browserTest(t)
+	gittest.Home(t, "")
+	repo := gittest.Init(t, map[string]string{"README.md": "Hello\n"})
+	inBrowser(t, bin, "e2e/computers.mjs", repo, nil)
+}
+
 // The page over HTTPS (web/e2e/https.mjs), with a certificate for
 // gatehouse.test as serve gets one for a Tailscale name.
 func TestHTTPSPageInChromium(t *testing.T) {

@@ -263,7 +263,7 @@ func printLANStatus(e *env, st *lan.Status) {
 			if slices.Contains(st.Online, d.ID) {
 				online = "yes"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", shown(d.ID), shown(d.Name), online, ago(d.LastSeen), d.Grant)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", shown(d.ID), deviceName(d), online, ago(d.LastSeen), d.Grant)
 		}
 		w.Flush()
 	}
@@ -281,10 +281,10 @@ func requestLine(r *lan.Request) string {
 	self := selfCommand()
 	if r.Kind == lan.KindReconnect {
 		return fmt.Sprintf("%s (%s, paired with %s access) asks to reconnect after a restart, from %s with code %s (request %s). If the device shows the same code: '%s devices allow %s'; else '%s devices deny %s'.",
-			shown(r.Name), shown(r.Device), r.Grant, r.From, r.Code, shown(r.ID), self, code, self, code)
+			shown(r.Name), shown(r.Device), r.Grant, fromLine(r), r.Code, shown(r.ID), self, code, self, code)
 	}
 	return fmt.Sprintf("%s asks to pair from %s with code %s (request %s)%s. If the device shows the same code: '%s devices allow %s --grant view|control|full'; else '%s devices deny %s'.",
-		shown(r.Name), r.From, r.Code, shown(r.ID), replacing(r), self, code, self, code)
+		shown(r.Name), fromLine(r), r.Code, shown(r.ID), replacing(r), self, code, self, code)
 }
 
 // control sends a command to the running serve, saying so when there is none.

@@ -291,11 +291,11 @@ func (t *tui) prompt(reqs []*lan.Request) {
 	}
 	if r.Kind == lan.KindReconnect {
 		t.say("\n%s (%s, %s access) asks to reconnect after a restart, from %s, with code %s%s. Allow only if the device shows the same code: a%s to allow with %s access (v, c or f for another), d%s to deny. ",
-			shown(r.Name), shown(r.Device), r.Grant, r.From, r.Code, more, t.then(), r.Grant, t.then())
+			shown(r.Name), shown(r.Device), r.Grant, fromLine(r), r.Code, more, t.then(), r.Grant, t.then())
 		return
 	}
 	t.say("\nPair request from %q at %s with code %s%s%s. Allow only if the device shows the same code: v (view), c (control) or f (full access)%s, or d%s to deny. ",
-		shown(r.Name), r.From, r.Code, replacing(r), more, t.then(), t.then())
+		shown(r.Name), fromLine(r), r.Code, replacing(r), more, t.then(), t.then())
 }
 
 func deviceList(ds []lan.Device) string {

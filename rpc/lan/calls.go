@@ -72,6 +72,9 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	case !ok:
 		refuse(w, &errPairing{401, "session", msgSessionGone})
 		return
+	case !s.pinnedTo(d, pageOf(r)):
+		refuse(w, errOtherPage)
+		return
 	}
 	if ok, refused := provenCall(se, r.Header.Get(authHeader)); !ok {
 		if refused != "" {
@@ -183,6 +186,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	case !ok:
 		refuse(w, &errPairing{401, "session", msgSessionGone})
+		return
+	case !s.pinnedTo(d, pageOf(r)):
+		refuse(w, errOtherPage)
 		return
 	}
 	// The opener takes the host's walk, as a call does: it opens, and is

@@ -303,7 +303,9 @@ func (c *client) resume(ctx context.Context, p *Paired, mode string) (*Session, 
 	k := resumeKey(secret, mode, p.DeviceID, ticketID)
 	var e *ecdh.PrivateKey
 	var sent string
-	out, err := c.postFresh(ctx, "rc/resume", func(now time.Time) any {
+	// The address names the device, as the page's does: a computer answers
+	// another origin's resume only for a device pinned to it.
+	out, err := c.postFresh(ctx, "rc/resume?d="+url.QueryEscape(p.DeviceID), func(now time.Time) any {
 		e = newX25519()
 		sent = randomID(24)
 		plain, _ := json.Marshal(resumeMsg{Type: "resume", PK: b64(e.PublicKey().Bytes()), TS: now.UnixMilli(), Nonce: sent})

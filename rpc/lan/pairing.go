@@ -52,12 +52,17 @@ type Device struct {
 	Paired      time.Time   `json:"paired"`
 	LastSeen    time.Time   `json:"lastSeen"`
 	Fingerprint string      `json:"fingerprint"`
-	origin      string      // the page's address it paired at
-	stored      rpc.Key     // the secret the device keeps
-	storedRun   string      // the serve run the stored secret is good for
-	spent       []rpc.Key   // stored secrets it had before, newest first: a page holding one may ask to reconnect
-	rotatedBy   string      // the ticket whose resume changed the stored secret in this run
-	tickets     []ticket    // newest first
+	// Page is the origin of the page it paired from when that is another
+	// computer's page (computers.go), "" for this computer's own page: it
+	// is reached from that origin only.
+	Page        string    `json:"page,omitempty"`
+	origin      string    // the page's address it paired at
+	storedFresh bool      // the person's allowing just gave the stored secret: a Page device over plain HTTP may open one session with it
+	stored      rpc.Key   // the secret the device keeps
+	storedRun   string    // the serve run the stored secret is good for
+	spent       []rpc.Key // stored secrets it had before, newest first: a page holding one may ask to reconnect
+	rotatedBy   string    // the ticket whose resume changed the stored secret in this run
+	tickets     []ticket  // newest first
 }
 
 // Request is a device waiting to be allowed: a new device through the link,
@@ -73,6 +78,9 @@ type Request struct {
 	At     time.Time `json:"at"`               // when it asked
 	Ends   time.Time `json:"ends"`             // when it stops waiting
 	Device string    `json:"device,omitempty"` // reconnect: the paired device
+	// Page is the origin of another computer's page the request came from
+	// ("" for this computer's own page or gatehouse call).
+	Page string `json:"page,omitempty"`
 	// Grant is, for a reconnect, the grant the device has: allowing it
 	// without naming another keeps it.
 	Grant trust.Grant `json:"grant,omitempty"`
@@ -101,6 +109,7 @@ type offer struct {
 	device  string          // the device reconnecting ("" for a new one)
 	name    string          // the device's name as the person sees it
 	kind    string          // page or cli
+	page    string          // the origin of another computer's page it came from
 	seen    map[string]bool // nonces of its reveal and wait messages: a replay is junk
 	created time.Time
 	req     *Request // once revealed
@@ -164,6 +173,12 @@ type Pairing struct {
 	// their address while serve was stopped: a test proves the squatter's
 	// attack with it, then refused without it.
 	storedAcrossRunsForTest bool
+	// pageCheckOffForTest answers a paired device from any origin, and
+	// storedCrossForTest lets a device paired from another computer's page
+	// resume with its stored secret as often as a page of this computer's
+	// own: tests prove each attack with them, then refused without.
+	pageCheckOffForTest bool
+	storedCrossForTest  bool
 }
 
 func newPairing(base string, kind Kind) *Pairing {
@@ -341,7 +356,7 @@ func (p *Pairing) allowLocked(r *Request, g trust.Grant) pairOutcome {
 		}
 		p.endSessionsLocked(dev.ID) // a re-key: sessions of the old secrets end
 		dev.stored, dev.Fingerprint = r.offer.hs.outcome(dev.ID)
-		dev.storedRun, dev.LastSeen, dev.spent = p.run, now, nil
+		dev.storedRun, dev.LastSeen, dev.spent, dev.storedFresh = p.run, now, nil, true
 		p.saveLocked()
 		return pairOutcome{device: dev}
 	}
@@ -357,7 +372,7 @@ func (p *Pairing) allowLocked(r *Request, g trust.Grant) pairOutcome {
 		go p.onRevoke(ended) // ends its streams; outside the lock
 	}
 	dev := &Device{ID: "lan-" + randomID(9), Name: r.Name, Grant: g, Kind: r.offer.kind, Paired: now, LastSeen: now,
-		origin: p.base, storedRun: p.run}
+		origin: p.base, Page: r.offer.page, storedRun: p.run, storedFresh: true}
 	dev.stored, dev.Fingerprint = r.offer.hs.outcome(dev.ID)
 	p.devices[dev.ID] = dev
 	p.saveLocked()
@@ -535,7 +550,7 @@ func (p *Pairing) keep(k Keeper, st trust.LANState, port int, log *slog.Logger) 
 			continue
 		}
 		dev := &Device{ID: d.ID, Name: d.Name, Grant: d.Grant, Kind: d.Kind, Paired: d.Paired, LastSeen: d.LastSeen,
-			Fingerprint: d.Fingerprint, origin: d.Origin, storedRun: d.StoredRun}
+			Fingerprint: d.Fingerprint, Page: d.Page, origin: d.Origin, storedRun: d.StoredRun}
 		copy(dev.stored[:], d.Stored)
 		for _, s := range d.Spent {
 			if len(s) == len(rpc.Key{}) && len(dev.spent) < maxSpent {
@@ -580,7 +595,7 @@ func (p *Pairing) saveLocked() {
 	}
 	st := trust.LANState{Port: p.port, Devices: []trust.LANDevice{}}
 	for _, d := range p.devices {
-		kd := trust.LANDevice{ID: d.ID, Name: d.Name, Grant: d.Grant, Kind: d.Kind, Origin: d.origin, Paired: d.Paired,
+		kd := trust.LANDevice{ID: d.ID, Name: d.Name, Grant: d.Grant, Kind: d.Kind, Origin: d.origin, Page: d.Page, Paired: d.Paired,
 			LastSeen: d.LastSeen, Fingerprint: d.Fingerprint, Stored: append([]byte(nil), d.stored[:]...), StoredRun: d.storedRun}
 		for _, s := range d.spent {
 			kd.Spent = append(kd.Spent, append([]byte(nil), s[:]...))
@@ -686,7 +701,7 @@ func (p *Pairing) revealLocked(o *offer, now time.Time) error {
 		}
 		return &errPairing{429, "busy", msgWaitingFull}
 	}
-	r := &Request{ID: randomID(8), Code: o.hs.code(), Kind: KindPair, Name: o.name, From: o.from.String(), At: now,
+	r := &Request{ID: randomID(8), Code: o.hs.code(), Kind: KindPair, Name: o.name, From: o.from.String(), Page: o.page, At: now,
 		Ends: now.Add(p.wait()), offer: o, done: make(chan struct{})}
 	if o.device != "" {
 		dev := p.devices[o.device]

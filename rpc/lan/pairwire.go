@@ -106,7 +106,7 @@ func (s *Server) handlePair(w http.ResponseWriter, r *http.Request) {
 	case in.H != "":
 		s.pairStep(w, r, in)
 	case in.P != "" || in.D != "":
-		s.pairStart(w, in, from)
+		s.pairStart(w, r, in, from)
 	default:
 		s.junk(w, from)
 	}
@@ -114,7 +114,7 @@ func (s *Server) handlePair(w http.ResponseWriter, r *http.Request) {
 
 // pairStart answers a device's first message with a handshake of the
 // computer's own.
-func (s *Server) pairStart(w http.ResponseWriter, in pairBody, from netip.Addr) {
+func (s *Server) pairStart(w http.ResponseWriter, r *http.Request, in pairBody, from netip.Addr) {
 	now := time.Now()
 	p := s.pairing
 	p.mu.Lock()
@@ -129,6 +129,12 @@ func (s *Server) pairStart(w http.ResponseWriter, in pairBody, from netip.Addr) 
 		psks = []rpc.Key{reconnectKey(dev.stored, dev.ID)}
 		for _, old := range dev.spent { // a page that missed a change of its stored secret
 			psks = append(psks, reconnectKey(old, dev.ID))
+		}
+		if !p.pageAllowedLocked(dev, pageOf(r)) {
+			// Paired from another page: only that page may ask again.
+			p.mu.Unlock()
+			refuse(w, errOtherPage)
+			return
 		}
 		if dev.origin != p.base && !s.o.originCheckOffForTest {
 			// The device paired at another address: whatever answers there
@@ -172,7 +178,7 @@ func (s *Server) pairStart(w http.ResponseWriter, in pairBody, from netip.Addr) 
 		s.junk(w, from)
 		return
 	}
-	o := &offer{hs: hs, from: from, link: link, device: device, created: now, name: cleanName(m.Name), kind: kind}
+	o := &offer{hs: hs, from: from, link: link, device: device, created: now, name: cleanName(m.Name), kind: kind, page: pageOf(r)}
 	p.mu.Lock()
 	err = p.offerLocked(o)
 	p.mu.Unlock()
@@ -196,6 +202,10 @@ func (s *Server) pairStep(w http.ResponseWriter, r *http.Request, in pairBody) {
 	p.mu.Unlock()
 	if o == nil {
 		refuse(w, &errPairing{410, "gone", msgPairGone})
+		return
+	}
+	if o.page != pageOf(r) && !p.pageCheckOffForTest {
+		refuse(w, errOtherPage) // the handshake goes on from the page that began it
 		return
 	}
 	plain, err := rpc.Open(o.hs.key, in.F, pairAAD(o.id, "host"))
@@ -313,7 +323,11 @@ func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 		s.pairing.failed(from, time.Now())
 		return
 	}
-	out, _, err := s.pairing.resume(in.D, in.M, in.T, in.F, time.Now())
+	if q := r.URL.Query().Get("d"); q != "" && q != in.D {
+		fail(w, http.StatusBadRequest, msgBadRequest) // the address names the device its preflight was asked for
+		return
+	}
+	out, _, err := s.pairing.resume(in.D, pageOf(r), in.M, in.T, in.F, time.Now())
 	if err != nil {
 		var e *errPairing
 		if errors.As(err, &e) && e == errResumeUnpaired {

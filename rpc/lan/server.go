@@ -77,7 +77,17 @@ const (
 
 // csp lets the page load only itself: no inline script, no other origin;
 // its web app manifest too, so a phone can install the page.
-const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; manifest-src 'self'; " +
+//
+// It may connect to any http or https address: the page calls the other
+// computers it paired with at their own addresses (computers.go), which
+// this computer cannot name (a CSP has no private address ranges, and the
+// person adds a computer by its link at any time). What runs is still only
+// this page's own script, so what it connects to is what that script
+// chooses, the computers in its storage; an injected script, which a wider
+// connect-src would help carry data out, has nowhere to come from. Each
+// computer answers only the page it pinned, and everything it answers is
+// sealed with that device's keys.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' http: https:; manifest-src 'self'; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // Sentences the page shows for refusals that cannot be sealed.
@@ -134,6 +144,9 @@ type Options struct {
 	// is in, as gatehouse did before calls proved their session in a
 	// header: a test shows a slow upload shed by a flood with it.
 	callProvenLateForTest bool
+	// See Pairing.pageCheckOffForTest and storedCrossForTest.
+	pageCheckOffForTest bool
+	storedCrossForTest  bool
 }
 
 // Keeper keeps the LAN state across runs; trust.Store is one.
@@ -234,6 +247,7 @@ func Listen(o Options, ho rpc.HostOptions) (*Server, error) {
 	}
 	s.pairing.decisionWaitForTest = o.DecisionWaitForTest
 	s.pairing.storedAcrossRunsForTest = o.storedAcrossRunsForTest
+	s.pairing.pageCheckOffForTest, s.pairing.storedCrossForTest = o.pageCheckOffForTest, o.storedCrossForTest
 	s.pairing.onRevoke = func(id string) { s.endDeviceStreams(id); s.host.Forget(id) }
 	s.pairing.onEnd = s.endStream
 	ho.Grants = s.pairing
@@ -288,8 +302,8 @@ func (s *Server) Close(ctx context.Context) error {
 	return err
 }
 
-// guard checks Host and Origin (a page of another site, or a DNS name
-// rebound to this address, is refused) and sets the headers every answer
+// guard checks Host and Origin (a DNS name rebound to this address is
+// refused; another origin reaches only what computers.go lets it) and sets the headers every answer
 // carries.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -307,8 +321,10 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			return
 		}
 		if o := r.Header.Get("Origin"); o != "" && o != s.scheme+"://"+s.hostport {
-			fail(w, http.StatusForbidden, msgWrongHost)
-			return
+			// Another computer's page (computers.go), or refused.
+			if r = s.cross(w, r, o); r == nil {
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gatehouse/gatehouse/rpc"
@@ -50,7 +51,12 @@ const (
 // origin, where no other program can read the page's storage. One issued
 // over plain HTTP (before serve had its certificate) could have been read
 // by a squatter then, and stays good for its run only.
-func (p *Pairing) secureFor(dev *Device) bool { return p.secure && dev.origin == p.base }
+//
+// A device paired from another computer's page keeps its stored secret in
+// that page's storage: secure only when that page is HTTPS too.
+func (p *Pairing) secureFor(dev *Device) bool {
+	return p.secure && dev.origin == p.base && (dev.Page == "" || strings.HasPrefix(dev.Page, "https://"))
+}
 
 type ticket struct {
 	id     string
@@ -106,13 +112,17 @@ var (
 )
 
 // resume opens a session for device d, whose frame is sealed under the
-// secret mode names. It returns the sealed answer.
-func (p *Pairing) resume(d, mode, ticketID, frame string, now time.Time) (string, *session, error) {
+// secret mode names, asked from page ("" for this computer's own). It
+// returns the sealed answer.
+func (p *Pairing) resume(d, page, mode, ticketID, frame string, now time.Time) (string, *session, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	dev := p.devices[d]
 	if dev == nil {
 		return "", nil, errResumeUnpaired
+	}
+	if !p.pageAllowedLocked(dev, page) {
+		return "", nil, errOtherPage
 	}
 	var secret rpc.Key
 	var tk *ticket
@@ -171,6 +181,15 @@ func (p *Pairing) resume(d, mode, ticketID, frame string, now time.Time) (string
 	}
 	if mode == modeStored && dev.storedRun != p.run && !p.secureFor(dev) && !p.storedAcrossRunsForTest {
 		return "", nil, errResumeRestarted
+	}
+	if mode == modeStored && p.storedOnceLocked(dev) {
+		// Only a stored secret the person's allowing just gave opens a
+		// session, once: not one kept from an earlier run, nor one a
+		// ticket's resume rotated (the page stores that one too).
+		if !dev.storedFresh {
+			return "", nil, errStoredOnce
+		}
+		dev.storedFresh = false
 	}
 	pkE, err := base64.RawURLEncoding.DecodeString(m.PK)
 	if err != nil {

@@ -20,18 +20,31 @@ export class Refusal extends Error {
 }
 
 // The computer's refusal codes, as the page branches on them.
-const CODES = { unpaired: 'UNPAIRED', restarted: 'RESTARTED', moved: 'MOVED', session: 'SESSION', ticket: 'TICKET', clock: 'CLOCK', gone: 'GONE', busy: 'BUSY', full: 'FULL' };
+const CODES = { unpaired: 'UNPAIRED', restarted: 'RESTARTED', moved: 'MOVED', session: 'SESSION', ticket: 'TICKET', clock: 'CLOCK', gone: 'GONE', busy: 'BUSY', full: 'FULL', page: 'PAGE' };
 
 // NOT_THE_COMPUTER is said when an answer is not sealed with this device's
 // keys: the page is pinned to the computer it paired with.
 export const NOT_THE_COMPUTER = 'This reply did not come from the computer this device paired with, so it was ignored. Scan the code that gatehouse serve shows on your computer to pair again.';
 
-// clock is this page's idea of the computer's time: a refusal for a stamp
-// out of its window carries the computer's clock.
-const clock = { skew: 0, now: () => Date.now() + clock.skew };
+// A computer is reached at base: '' for the one that served this page, or
+// another computer's origin (http://addr:port), which this page calls
+// cross-origin (docs/lan.md, "Several computers").
 
-async function postJSON(path, body, { signal, headers = {} } = {}) {
-  const res = await fetch(path, {
+// clockOf is this page's idea of a computer's time: a refusal for a stamp
+// out of its window carries the computer's clock.
+const clocks = new Map();
+function clockOf(base) {
+  let c = clocks.get(base);
+  if (!c) {
+    c = { skew: 0, now: () => Date.now() + c.skew };
+    clocks.set(base, c);
+  }
+  return c;
+}
+
+async function postJSON(base, path, body, { signal, headers = {} } = {}) {
+  const clock = clockOf(base);
+  const res = await fetch(base + path, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', ...headers },
     body: JSON.stringify(body),
@@ -51,12 +64,13 @@ async function postJSON(path, body, { signal, headers = {} } = {}) {
 
 // postFresh sends a message stamped now, and once more stamped with the
 // computer's clock when it says this page's clock is off.
-async function postFresh(path, make, opts) {
+async function postFresh(base, path, make, opts) {
+  const clock = clockOf(base);
   try {
-    return await postJSON(path, make(clock.now()), opts);
+    return await postJSON(base, path, make(clock.now()), opts);
   } catch (e) {
     if (!(e instanceof Refusal) || e.code !== 'CLOCK') throw e;
-    return postJSON(path, make(clock.now()), opts);
+    return postJSON(base, path, make(clock.now()), opts);
   }
 }
 
@@ -67,11 +81,25 @@ export function parseLink(hash) {
   return { id: m[1], key: b64urlDecode(m[2]) };
 }
 
+// parseComputerLink reads another computer's pairing link (what its serve
+// prints and shows as a QR code): { base, id, key }, or null.
+export function parseComputerLink(text) {
+  let u;
+  try {
+    u = new URL(String(text || '').trim());
+  } catch {
+    return null;
+  }
+  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password || (u.pathname !== '/' && u.pathname !== '')) return null;
+  const link = parseLink(u.hash);
+  return link && { base: u.origin, ...link };
+}
+
 // step sends one handshake message sealed with key under scope and opens
 // the answer, which must name the message's nonce.
-async function step(key, scope, body, msg) {
+async function step(base, key, scope, body, msg) {
   let sent;
-  const out = await postFresh('/rc/pair', (ts) => {
+  const out = await postFresh(base, '/rc/pair', (ts) => {
     const m = { ...msg, ts, nonce: newNonce() };
     sent = m.nonce;
     return { ...body, f: seal(key, JSON.stringify(m), `pair:${scope}|host`) };
@@ -88,38 +116,38 @@ async function step(key, scope, body, msg) {
 
 // handshake runs a pairing or reconnect: start, reveal (onCode gets the
 // code to compare), wait for the person at the computer.
-async function handshake(scope, psk, first, name, onCode) {
+async function handshake(base, scope, psk, first, name, onCode) {
   const hs = new Handshake(scope, psk, name, 'page');
-  const offer = await step(psk, scope, first, { type: 'pair.start', name, kind: 'page', pk: b64urlEncode(hs.pkA) });
+  const offer = await step(base, psk, scope, first, { type: 'pair.start', name, kind: 'page', pk: b64urlEncode(hs.pkA) });
   try {
     if (offer.type !== 'pair.offer') throw new Error('not an offer');
     hs.committed(b64urlDecode(offer.pk), b64urlDecode(offer.c));
   } catch {
     throw new Refusal(NOT_THE_COMPUTER, 'NOT_THE_COMPUTER');
   }
-  const nonce = await step(hs.key, offer.h, { h: offer.h }, { type: 'pair.reveal', na: b64urlEncode(hs.na) });
+  const nonce = await step(base, hs.key, offer.h, { h: offer.h }, { type: 'pair.reveal', na: b64urlEncode(hs.na) });
   try {
     hs.opened(b64urlDecode(nonce.nb));
   } catch {
     throw new Refusal(NOT_THE_COMPUTER, 'NOT_THE_COMPUTER');
   }
   onCode(hs.code());
-  const done = await step(hs.key, offer.h, { h: offer.h }, { type: 'pair.wait' });
+  const done = await step(base, hs.key, offer.h, { h: offer.h }, { type: 'pair.wait' });
   if (done.type !== 'paired') throw new Refusal(done.error || 'The computer did not pair this device.', 'REFUSED');
   return { deviceId: done.device, stored: hs.outcome(done.device).stored, grant: done.grant };
 }
 
-// pair pairs this page through the link; onCode gets the pair code, which
-// the computer shows beside the request. It returns { deviceId, stored,
-// grant }.
+// pair pairs this page through the link (with link.base, another
+// computer's); onCode gets the pair code, which the computer shows beside
+// the request. It returns { deviceId, stored, grant }.
 export function pair(link, name, onCode = () => {}) {
-  return handshake(`link:${link.id}`, link.key, { p: link.id }, name, onCode);
+  return handshake(link.base || '', `link:${link.id}`, link.key, { p: link.id }, name, onCode);
 }
 
 // reconnect asks the computer to allow this paired device again after a
 // restart cost it its ticket; its grant stays. onCode gets the code.
 export async function reconnect(dev, name, onCode = () => {}) {
-  const out = await handshake(`device:${dev.deviceId}`, reconnectKey(dev.stored, dev.deviceId), { d: dev.deviceId }, name, onCode);
+  const out = await handshake(dev.base || '', `device:${dev.deviceId}`, reconnectKey(dev.stored, dev.deviceId), { d: dev.deviceId }, name, onCode);
   if (out.deviceId !== dev.deviceId) throw new Refusal(NOT_THE_COMPUTER, 'NOT_THE_COMPUTER');
   return out;
 }
@@ -136,12 +164,15 @@ export function backoff(attempt, random = Math.random) {
 
 let seq = 0;
 
-// Host is this page's tie to the computer: the paired device (its id and
-// stored secret), its ticket and its session. onStored gets a new stored
-// secret to keep in place of the old.
+// Host is this page's tie to a computer: the paired device (its id and
+// stored secret, and dev.base, the computer's origin when it is not the
+// one that served this page), its ticket and its session. onStored gets a
+// new stored secret to keep in place of the old.
 export class Host {
   constructor(dev, { onStored = () => {}, load = () => null } = {}) {
     this.dev = dev;
+    this.base = dev.base || '';
+    const clock = clockOf(this.base);
     this.onStored = onStored;
     this.load = load; // the pairing as the browser's storage holds it now
     this.ticket = null;
@@ -174,7 +205,10 @@ export class Host {
     const key = resumeKey(secret, mode, deviceId, ticketId);
     let e;
     let sent;
-    const out = await postFresh('/rc/resume', (ts) => {
+    // To another computer the address names the device too: it answers a
+    // preflight only for a device paired from this page's origin.
+    const path = this.base ? `/rc/resume?d=${encodeURIComponent(deviceId)}` : '/rc/resume';
+    const out = await postFresh(this.base, path, (ts) => {
       e = ephemeral();
       sent = newNonce();
       const m = JSON.stringify({ type: 'resume', pk: b64urlEncode(e.pub), ts, nonce: sent });
@@ -190,6 +224,7 @@ export class Host {
     } catch {
       throw new Refusal(NOT_THE_COMPUTER, 'NOT_THE_COMPUTER');
     }
+    const clock = clockOf(this.base);
     if (Math.abs(clock.now() - ans.ts) > 1_000) clock.skew = ans.ts - Date.now();
     if (ans.rotate && mode === 'ticket') {
       const stored = nextStored(secret, deviceId, ans.run);
@@ -219,6 +254,7 @@ export class Host {
   async send(method, params, timeoutMs) {
     const se = this.session;
     const d = this.dev.deviceId;
+    const clock = clockOf(this.base);
     const req = { type: 'req', id: `p${++seq}-${newNonce().slice(0, 8)}`, method, params, ts: clock.now(), nonce: newNonce() };
     const ts = clock.now();
     const nonce = newNonce().slice(0, 22);
@@ -227,7 +263,7 @@ export class Host {
     const timer = setTimeout(() => ctl.abort(), timeoutMs);
     let out;
     try {
-      out = await postJSON(`/rc/call?d=${encodeURIComponent(d)}&s=${encodeURIComponent(se.id)}`,
+      out = await postJSON(this.base, `/rc/call?d=${encodeURIComponent(d)}&s=${encodeURIComponent(se.id)}`,
         { f: seal(se.keys.key, JSON.stringify(req), `${d}|${se.id}|host`) }, { signal: ctl.signal, headers: { 'X-Gatehouse-Auth': auth } });
     } catch (e) {
       if (e.name === 'AbortError') throw new Refusal('That computer did not answer in time.', 'TIMEOUT');
@@ -260,9 +296,9 @@ export class Host {
   events(onEvent, onEnd, onOpen = () => {}) {
     const se = this.session;
     const d = this.dev.deviceId;
-    const opener = JSON.stringify({ type: 'req', id: 'events', method: 'events', ts: clock.now(), nonce: newNonce() });
+    const opener = JSON.stringify({ type: 'req', id: 'events', method: 'events', ts: clockOf(this.base).now(), nonce: newNonce() });
     const f = seal(se.keys.key, opener, `${d}|${se.id}|events`);
-    const es = new EventSource(`/rc/events?d=${encodeURIComponent(d)}&s=${encodeURIComponent(se.id)}&f=${encodeURIComponent(f)}`);
+    const es = new EventSource(`${this.base}/rc/events?d=${encodeURIComponent(d)}&s=${encodeURIComponent(se.id)}&f=${encodeURIComponent(f)}`);
     let done = false;
     const end = (why) => {
       if (done) return;

@@ -6,7 +6,7 @@
 import { Host, Refusal, pair, reconnect, parseLink, backoff } from './api.js';
 import { b64encode, b64decode } from './seal.js';
 import { h } from './dom.js';
-import { $, state, run, setTitle, show, go, back, note, clearNotes, refresh, routes, place, project } from './ui.js';
+import { $, state, run, setTitle, show, go, back, note, clearNotes, refresh, routes, place, project, home } from './ui.js';
 import { at, parse } from './routes.js';
 import { icon } from './icons.js';
 import { changes } from './changes.js';
@@ -18,6 +18,7 @@ import { github, cloneScreen } from './github.js';
 import { stashes } from './stash.js';
 import { branchesScreen, tagsScreen } from './branches.js';
 import { blameView, diffAll } from './blame.js';
+import { others, other, keep, forget, addComputer } from './computers.js';
 
 // What this page keeps in the browser's storage: its device id and stored
 // secret, and nothing else (api.js says why that is safe to keep).
@@ -38,7 +39,83 @@ function save(dev) {
 
 let stopEvents = null;
 
+// The computers this page has a session with: 0 is the one that served it,
+// others are numbered as computers.js keeps them. state.computer is the one
+// the screens and events are of.
+const hosts = new Map();
+state.computer = 0;
+
+// storeOf keeps computer n's pairing: this origin's own record, or its
+// record among the other computers.
+function storeOf(n, dev) {
+  if (n === 0) return { load: saved, save };
+  return { load: () => other(n), save: (d) => keep(n, dev.base, dev.name, d) };
+}
+
+// use makes computer n the one the screens are of, opening a session with
+// it the first time (which may ask the person there to allow this device
+// again). It returns why it could not, or ''.
+async function use(n) {
+  if (n === state.computer && state.host) return '';
+  let entry = hosts.get(n);
+  if (!entry) {
+    const dev = n === 0 ? saved() : other(n);
+    if (!dev) return 'This page is not paired with that computer.';
+    try {
+      const host = await connect(dev, storeOf(n, dev));
+      entry = { host, hello: await host.call('host.hello', {}) };
+      hosts.set(n, entry);
+    } catch (e) {
+      if (n !== 0 && e instanceof Refusal && (e.code === 'UNPAIRED' || e.code === 'MOVED')) forget(n);
+      return e instanceof Refusal ? e.message : `${dev.name || 'That computer'} could not be reached. Check that gatehouse serve runs there and that this device can reach ${dev.base || 'it'}.`;
+    }
+  }
+  const was = hosts.get(state.computer);
+  if (was && was.host === state.host) was.hello = state.hello;
+  if (stopEvents) stopEvents();
+  clearTimeout(retry.timer);
+  state.computer = n;
+  state.host = entry.host;
+  state.hello = entry.hello;
+  state.projects = null;
+  listen();
+  return '';
+}
+
+// switchTo opens computer n's projects.
+async function switchTo(n) {
+  const why = await use(n);
+  await home(projects);
+  if (why) note(why);
+}
+
+// pairWith pairs this page with another computer through its link and
+// opens it.
+async function pairWith(link, n, name) {
+  let dev;
+  try {
+    dev = await pair(link, deviceName(), waiting('Pairing', `Waiting for ${name} to allow this device…`,
+      'That computer shows a code with the request: allow it there only if it is this one, with the access this device should have. A different code means someone else is asking.'));
+  } catch (e) {
+    addComputer(pairWith);
+    return note(e instanceof Refusal ? e.message : `${name} could not be reached. Check that gatehouse serve runs there and that this device can reach ${link.base}.`);
+  }
+  keep(n, link.base, name, dev);
+  hosts.delete(n);
+  return switchTo(n);
+}
+
 function unpaired(message) {
+  if (state.computer !== 0) {
+    // Another computer forgot this device: it leaves this page's list, and
+    // the page goes back to the computer that served it.
+    const n = state.computer;
+    forget(n);
+    hosts.delete(n);
+    state.host = null;
+    use(0).then(() => home(projects)).then(() => note(message || 'That computer does not know this device any more, so it was taken off this page.'));
+    return new Promise(() => {});
+  }
   localStorage.removeItem(storeKey);
   state.host = null;
   state.hello = null;
@@ -64,19 +141,22 @@ function waiting(title, lead, explain) {
 
 // connect opens a session for dev; after a restart of serve that cost this
 // page its ticket, it asks the person at the computer to allow it again.
-async function connect(dev) {
-  const host = new Host(dev, { onStored: (stored) => save({ deviceId: dev.deviceId, stored }), load: saved });
+async function connect(dev, store = { load: saved, save }) {
+  let why = 'gatehouse restarted on the computer since this page last reached it, so the computer must allow this device again.';
+  const host = new Host(dev, { onStored: (stored) => store.save({ deviceId: dev.deviceId, stored }), load: store.load });
   try {
     await host.open();
     return host;
   } catch (e) {
     if (!(e instanceof Refusal) || e.code !== 'RESTARTED') throw e;
+    // Another computer says why in its own words (a reload, for a page it
+    // paired from another computer's address).
+    if (dev.base) why = `${dev.name || dev.base}: ${e.message}`;
   }
-  const again = await reconnect(dev, deviceName(), waiting('Reconnecting',
-    'gatehouse restarted on the computer since this page last reached it, so the computer must allow this device again.',
+  const again = await reconnect(dev, deviceName(), waiting('Reconnecting', why,
     'The computer shows a code with the request: allow it there only if it is this one (gatehouse devices allow CODE). This device keeps the access it had. A different code means someone else is asking.'));
-  save(again);
-  return connect(again);
+  store.save(again);
+  return connect({ ...dev, ...again }, store);
 }
 
 // unreachable says why the computer could not be used now, keeping the
@@ -120,6 +200,7 @@ async function start() {
   try {
     state.host = await connect(dev);
     state.hello = await state.host.call('host.hello', {});
+    hosts.set(0, { host: state.host, hello: state.hello });
   } catch (e) {
     // Only the computer's word that it does not know this device ends the
     // pairing here; anything else (no answer, busy, another program at the
@@ -137,6 +218,13 @@ function resolve(route) {
   const r = parse(route);
   if (!r) return null;
   if (r.screen === 'clone') return (s) => cloneScreen(s);
+  if (r.screen === 'computer') {
+    return async (s) => {
+      const why = await use(r.computer);
+      await projects(s);
+      if (why) note(why);
+    };
+  }
   const draw = {
     changes: (p, s) => changes(p, s),
     files: (p, s) => files(p, r.path, s),
@@ -155,8 +243,11 @@ function resolve(route) {
   }[r.screen];
   return async (s) => {
     setTitle('gatehouse', true);
-    const p = (state.projects || []).find((x) => x.id === r.id) || await project(r.id);
-    if (!p) return show(h('p', { class: 'muted' }, 'This project is not served here any more.'));
+    const why = await use(r.computer);
+    if (why) return show(h('p', { class: 'muted' }, why));
+    const found = (state.projects || []).find((x) => x.id === r.id) || await project(r.id);
+    if (!found) return show(h('p', { class: 'muted' }, 'This project is not served here any more.'));
+    const p = { ...found, computer: state.computer };
     return draw(p, s);
   };
 }
@@ -243,20 +334,50 @@ async function reopen(host) {
 }
 
 async function projects() {
-  place('');
+  place(at.computer(state.computer));
   state.watching = null;
   state.onChange = null;
   setTitle('gatehouse', false);
   const res = await run('projects.list', {}).catch(() => null);
   if (!res) return;
-  state.projects = res.projects;
-  const items = res.projects.map((p) => h('li', {}, h('button', { type: 'button', class: 'item', onclick: () => go((s) => changes(p, s), at.changes(p)) },
+  const computer = state.computer;
+  state.projects = res.projects.map((p) => ({ ...p, computer }));
+  const items = state.projects.map((p) => h('li', {}, h('button', { type: 'button', class: 'item', onclick: () => go((s) => changes(p, s), at.changes(p)) },
     h('strong', {}, p.name), ' ',
     p.kind === 'worktree' ? h('span', { class: 'badge' }, 'worktree') : null, ' ',
     h('span', { class: 'muted' }, p.branch ? `on ${p.branch}` : p.git ? '' : 'folder'))));
-  show(h('h2', {}, 'Projects'), items.length ? h('ul', { class: 'list' }, items) : h('p', { class: 'muted' }, 'Nothing is served.'),
+  const list = others();
+  const here = computer === 0 ? location.host : (list.find((c) => c.n === computer) || { name: 'another computer' }).name;
+  show(list.length ? h('h2', {}, `Projects on ${here}`) : h('h2', {}, 'Projects'), items.length ? h('ul', { class: 'list' }, items) : h('p', { class: 'muted' }, 'Nothing is served.'),
     state.hello.methods.includes('projects.clone') ? h('div', { class: 'row actions' }, h('button', { type: 'button', onclick: () => go((s) => cloneScreen(s), at.clone()) }, 'Clone a repository')) : null,
-    h('p', { class: 'muted' }, `This device has ${state.hello.access} access here.`));
+    h('p', { class: 'muted' }, `This device has ${state.hello.access} access here.`),
+    computersSection(list, computer));
+}
+
+// forgetComputer takes computer c off this page (its pairing there stays
+// until the person there revokes it: gatehouse devices revoke).
+async function forgetComputer(c) {
+  if (!confirm(`Forget ${c.name} on this page? It stays paired there until you revoke it with gatehouse devices revoke.`)) return;
+  hosts.delete(c.n);
+  forget(c.n);
+  if (state.computer === c.n) {
+    state.host = null;
+    await use(0);
+  }
+  await home(projects);
+  note(`${c.name} was taken off this page.`);
+}
+
+// computersSection lists the computers this page is paired with, to switch
+// between them, and adds another.
+function computersSection(list, current) {
+  const all = [{ n: 0, name: location.host, note: 'served this page' }, ...list];
+  return h('section', { 'aria-labelledby': 'computers-h' }, h('h2', { id: 'computers-h' }, 'Computers'),
+    list.length ? h('ul', { class: 'list computers' }, all.map((c) => h('li', {}, h('button', {
+      type: 'button', class: 'item', 'aria-current': c.n === current ? 'true' : false, onclick: () => switchTo(c.n),
+    }, h('strong', {}, c.name), ' ', c.n === current ? h('span', { class: 'badge' }, 'open') : null, ' ', c.note ? h('span', { class: 'muted' }, c.note) : null),
+    c.n ? h('button', { type: 'button', 'aria-label': `Forget ${c.name}`, onclick: () => forgetComputer(c) }, 'Forget') : null))) : null,
+    h('div', { class: 'row actions' }, h('button', { type: 'button', id: 'add-computer', onclick: () => go(() => addComputer(pairWith)) }, 'Add a computer')));
 }
 
 start();

@@ -9,7 +9,9 @@
 
 const seg = (s) => encodeURIComponent(s);
 const path = (p) => String(p).split('/').map(seg).join('/');
-const base = (p) => `/p/${seg(p.id)}`;
+// A project of another computer this page paired with (main.js) carries
+// its number, and its routes begin with /c/<n>.
+const base = (p) => `${p.computer ? `/c/${Number(p.computer)}` : ''}/p/${seg(p.id)}`;
 
 export const at = {
   changes: (p) => `${base(p)}/changes`,
@@ -27,25 +29,31 @@ export const at = {
   branches: (p) => `${base(p)}/branches`,
   tags: (p) => `${base(p)}/tags`,
   clone: () => '/clone',
+  computer: (n) => (n ? `/c/${Number(n)}` : ''),
 };
 
 const SCREENS = new Set(['changes', 'files', 'file', 'search', 'history', 'commit', 'worktrees', 'github', 'conflicts', 'stashes', 'branches', 'tags', 'blame', 'diff']);
-const ROUTE = /^\/p\/([^/?]+)\/([a-z]+)(?:\/([^?]*))?(?:\?line=([1-9][0-9]{0,8}))?$/;
+const ROUTE = /^(?:\/c\/([1-9][0-9]{0,2}))?\/p\/([^/?]+)\/([a-z]+)(?:\/([^?]*))?(?:\?line=([1-9][0-9]{0,8}))?$/;
 
-// parse reads a route back: {screen, id, path, line}, or null for anything
-// that is not one this page makes (a malformed escape, an empty or dot
-// segment, a screen it does not have). The host checks every path again.
+const COMPUTER = /^\/c\/([1-9][0-9]{0,2})$/;
+
+// parse reads a route back: {screen, id, path, line, computer}, or null for
+// anything that is not one this page makes (a malformed escape, an empty or
+// dot segment, a screen it does not have). computer is 0 for the computer
+// that served this page. The host checks every path again.
 export function parse(route) {
   if (route === '/clone') return { screen: 'clone' };
+  const c = COMPUTER.exec(route);
+  if (c) return { screen: 'computer', computer: Number(c[1]) };
   const m = ROUTE.exec(route);
-  if (!m || !SCREENS.has(m[2])) return null;
+  if (!m || !SCREENS.has(m[3])) return null;
   try {
-    const id = decodeURIComponent(m[1]);
-    const parts = m[3] === undefined || m[3] === '' ? [] : m[3].split('/').map(decodeURIComponent);
+    const id = decodeURIComponent(m[2]);
+    const parts = m[4] === undefined || m[4] === '' ? [] : m[4].split('/').map(decodeURIComponent);
     if (parts.some((x) => x === '' || x === '.' || x === '..')) return null;
     const file = parts.join('/');
-    if ((m[2] === 'file' || m[2] === 'commit' || m[2] === 'blame') && !file) return null;
-    return { screen: m[2], id, path: file, line: m[4] ? Number(m[4]) : 0 };
+    if ((m[3] === 'file' || m[3] === 'commit' || m[3] === 'blame') && !file) return null;
+    return { screen: m[3], id, path: file, line: m[5] ? Number(m[5]) : 0, computer: m[1] ? Number(m[1]) : 0 };
   } catch {
     return null; // a malformed escape
   }

@@ -399,7 +399,8 @@ function open(route) {
 // project finds a served project by its target id (a worktree just made).
 export async function project(id) {
   const res = await run('projects.list', {}).catch(() => null);
-  if (res) state.projects = res.projects;
+  // Each carries the computer it is served by (main.js), which its routes name.
+  if (res) state.projects = res.projects.map((p) => ({ ...p, computer: state.computer || 0 }));
   return (state.projects || []).find((p) => p.id === id) || null;
 }
 
