@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -650,14 +651,17 @@ func (r *Repo) runDir() string {
 // firstLine reads the first line of a message git prepared, bounded, as
 // text a page can show.
 func firstLine(path string) string {
-	if st, err := os.Lstat(path); err != nil || !st.Mode().IsRegular() {
-		return "" // never a FIFO or a link the read could follow
-	}
-	f, err := os.Open(path)
+	// Opened without following a link and without waiting on a FIFO, then
+	// read only if what was opened is a regular file: a check before the
+	// open would leave a window to swap the file.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
 	buf := make([]byte, 300)
 	n, _ := f.Read(buf)
 	line, _, _ := strings.Cut(string(buf[:n]), "\n")
