@@ -5,7 +5,7 @@
 // remote-only that exists only as origin/remote-only, a tag v0.1), each
 // result checked with git in the checkout or the remote:
 //
-//   - the changes screen's Switch branch opens the Branches screen, with
+//   - the changes screen's Branches opens the Branches screen, with
 //     local and remote branches;
 //   - a branch made from feature and switched to, then renamed (the
 //     current one: HEAD follows);
@@ -67,7 +67,7 @@ try {
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
   const page = await s.pair(browser, 'full');
   await page.getByRole('button', { name: /^repo\b/ }).click();
-  await page.getByRole('button', { name: 'Switch branch', exact: true }).click();
+  await page.getByRole('button', { name: 'Branches', exact: true }).click();
   await page.getByRole('heading', { name: 'Local branches' }).waitFor();
   await page.getByRole('button', { name: 'Switch to the remote branch origin/remote-only' }).waitFor();
   check(page.url().endsWith('/branches'), `the Branches screen's address is ${page.url()}`);
@@ -151,7 +151,7 @@ try {
   const viewer = await s.pair(browser, 'view');
   await viewer.getByRole('button', { name: /^repo\b/ }).click();
   await viewer.waitForURL(/\/changes$/);
-  await viewer.evaluate(() => { location.hash = location.hash.replace(/\/changes$/, '/branches'); });
+  await viewer.getByRole('button', { name: 'Branches', exact: true }).click();
   await viewer.getByRole('heading', { name: 'Local branches' }).waitFor();
   const create = viewer.getByRole('button', { name: 'Create branch' });
   check(await create.isDisabled(), 'a view device can create a branch');

@@ -148,11 +148,12 @@ try {
   await control.getByRole('button', { name: /^repo\b/ }).click();
   await control.getByRole('button', { name: /^more\/ \(3 new files\)/ }).waitFor();
   await control.getByRole('list', { name: 'Changes not staged' }).getByRole('listitem').filter({ hasText: '.env' }).getByText('Secret').waitFor();
-  for (const name of ['Fetch', 'Pull', 'Push', 'Switch branch']) {
+  for (const name of ['Fetch', 'Pull', 'Push']) {
     const said = await reason(control, name);
     check(said.startsWith('needs full access'), `beside ${name} at control: ${JSON.stringify(said)}`);
   }
   check(await reason(control, 'Stage all') === '', 'control may stage, yet Stage all has a reason beside it');
+  check(await reason(control, 'Branches') === '', 'control may list branches, yet Branches has a reason beside it');
   await screen(control, 'changes-control');
   step('control: Secret on .env, "needs full access" beside what it may not do');
 

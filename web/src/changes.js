@@ -165,7 +165,9 @@ export async function changes(p, st = {}) {
         !remote.remote ? `no remote to pull from: ${NO_REMOTE}` : remote.upstream ? '' : 'no upstream to pull from: push this branch once first'),
       action('Push', 'git.push', () => once('git.push', { target: p.id }).then(() => { note('Pushed.'); refresh(); }, () => {}), {},
         remote.remote ? '' : `no remote to push to: ${NO_REMOTE}`),
-      action('Switch branch', 'git.switchBranch', () => go((s) => branchesScreen(p, s), at.branches(p)))));
+      // Every grant may list branches and tags; what it may not change is
+      // said beside each change on that screen.
+      action('Branches', 'git.branches', () => go((s) => branchesScreen(p, s), at.branches(p)))));
   // The message being written survives a live refresh of the screen.
   const msg = h('textarea', { id: 'message', name: 'message', rows: 3, oninput: () => { st.message = msg.value; } });
   msg.value = st.message || '';
