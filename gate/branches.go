@@ -158,24 +158,37 @@ func fullOID(s string) bool {
 // LogOptions pick a page of history.
 type LogOptions struct {
 	Limit  int    // commits on the page, 1 to MaxLog (50 when 0)
-	Before string // a page's Next: start there instead of HEAD
+	Before string // a page's Next ("<tip>+<skip>"), or a commit id to start at instead of HEAD
 	Path   string // only commits that changed this path ("history of this file")
 }
 
-// Log lists up to Limit commits of the first-parent history of HEAD, or of
-// Before when given (a page's Next), only those that changed Path when one
-// is given (git's own history simplification decides which).
+// Log lists up to Limit commits of the history of HEAD in git log's own
+// order, commits merged in from other branches included, or of Before when
+// given, only those that changed Path when one is given (git's own history
+// simplification decides which). A page's Next names the tip the first
+// page read and how many commits came before it ("<tip>+<skip>"), so the
+// pages of a history with merges neither repeat nor skip a commit however
+// HEAD moves meanwhile: a walk from a commit of the middle of such a history
+// is not the rest of it.
 func (r *Repo) Log(ctx context.Context, t trust.Trust, o LogOptions) (*Log, error) {
 	limit, before := o.Limit, o.Before
 	if limit <= 0 || limit > MaxLog {
 		limit = 50
 	}
-	start := "HEAD"
+	start, skip := "", 0
 	if before != "" {
-		if !ValidOID(before) {
+		oid, n, paged := strings.Cut(before, "+")
+		if !ValidOID(oid) {
 			return nil, ErrBadOID
 		}
-		start = before
+		if paged {
+			s, err := strconv.Atoi(n)
+			if err != nil || s < 1 || s > maxLogSkip || n != strconv.Itoa(s) {
+				return nil, ErrBadOID
+			}
+			skip = s
+		}
+		start = oid
 	}
 	var paths []string
 	if o.Path != "" {
@@ -189,9 +202,24 @@ func (r *Repo) Log(ctx context.Context, t trust.Trust, o LogOptions) (*Log, erro
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.run(ctx, t, d, call{sub: subLog,
-		opts: []string{"--first-parent", "-z", logFormat, "-n", strconv.Itoa(limit + 1)},
-		args: []string{start}, paths: paths})
+	if start == "" {
+		tip, err := r.run(ctx, t, d, call{sub: subRevParse, opts: []string{"--verify", "-q", "HEAD"}, okExit: []int{1}})
+		if err != nil {
+			return nil, err
+		}
+		if tip.exit != 0 { // no commit yet
+			return &Log{Commits: []CommitInfo{}}, nil
+		}
+		start = strings.TrimSpace(string(tip.stdout))
+		if !fullOID(start) {
+			return nil, fmt.Errorf("%w: HEAD is %q", errHistoryOutput, clipUTF8(start, 80))
+		}
+	}
+	opts := []string{"-z", logFormat, "-n", strconv.Itoa(limit + 1)}
+	if skip > 0 {
+		opts = append(opts, "--skip="+strconv.Itoa(skip))
+	}
+	res, err := r.run(ctx, t, d, call{sub: subLog, opts: opts, args: []string{start}, paths: paths})
 	if err != nil {
 		var ee *ExitError
 		if errors.As(err, &ee) && (strings.Contains(ee.Stderr, "does not have any commits") || strings.Contains(ee.Stderr, "unknown revision")) {
@@ -202,8 +230,16 @@ func (r *Repo) Log(ctx context.Context, t trust.Trust, o LogOptions) (*Log, erro
 		}
 		return nil, err
 	}
-	return parseLog(res.stdout, res.truncated, limit)
+	l, err := parseLog(res.stdout, res.truncated, limit)
+	if err == nil && l.Next != "" {
+		l.Next = start + "+" + strconv.Itoa(skip+len(l.Commits))
+	}
+	return l, err
 }
+
+// maxLogSkip bounds how deep into a history a page may start: git walks
+// every commit it skips.
+const maxLogSkip = 10_000_000
 
 // parseLog reads logFormat records: up to limit commits, and Next when git
 // printed one more (or stopped at its output bound after a whole record).

@@ -425,7 +425,7 @@ func TestLogOfOnePath(t *testing.T) {
 	}
 	r := open(t, dir)
 	for _, path := range []string{"a.txt", "b.txt", ":(glob)*.txt", "missing.txt"} {
-		want := strings.Fields(git(t, dir, "log", "--first-parent", "--format=%H", "--", ":(literal)"+path))
+		want := strings.Fields(git(t, dir, "log", "--format=%H", "--", ":(literal)"+path))
 		var got []string
 		o := LogOptions{Limit: 2, Path: path}
 		for range 10 {
@@ -443,6 +443,59 @@ func TestLogOfOnePath(t *testing.T) {
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("history of %s: %d commits, git says %d", path, len(got), len(want))
+		}
+	}
+}
+
+// The history holds the commits a merge brought in, in git log's order,
+// page after page, and the pages stay the same history when HEAD moves
+// between them. A first-parent history (what the phone was given before)
+// left out every commit made on a merged branch.
+func TestLogHoldsMergedCommits(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, map[string]string{"a.txt": "0\n", "b.txt": "0\n"})
+	git(t, dir, "switch", "-q", "-c", "side")
+	for i := range 3 {
+		write(t, dir, map[string]string{"b.txt": "side " + strconv.Itoa(i) + "\n"})
+		git(t, dir, "commit", "-qam", "side "+strconv.Itoa(i))
+	}
+	git(t, dir, "switch", "-q", "main")
+	for i := range 3 {
+		write(t, dir, map[string]string{"a.txt": "main " + strconv.Itoa(i) + "\n"})
+		git(t, dir, "commit", "-qam", "main "+strconv.Itoa(i))
+	}
+	git(t, dir, "merge", "-q", "--no-edit", "side")
+	want := strings.Fields(git(t, dir, "log", "--format=%H"))
+	firstParent := strings.Fields(git(t, dir, "log", "--first-parent", "--format=%H"))
+	if len(firstParent) >= len(want) {
+		t.Fatalf("not reproduced: the first-parent history has %d commits of %d", len(firstParent), len(want))
+	}
+	r := open(t, dir)
+	var got []string
+	o := LogOptions{Limit: 2}
+	for page := 0; page < 10; page++ {
+		l, err := r.Log(ctx, closed, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range l.Commits {
+			got = append(got, c.OID)
+		}
+		if l.Next == "" {
+			break
+		}
+		if page == 0 { // a commit at the desk between two pages
+			write(t, dir, map[string]string{"a.txt": "later\n"})
+			git(t, dir, "commit", "-qam", "later")
+		}
+		o.Before = l.Next
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("history: %d commits\n%v\ngit log says %d\n%v", len(got), got, len(want), want)
+	}
+	for _, bad := range []string{want[0] + "+0", want[0] + "+-1", want[0] + "+01", want[0] + "+x", "+3", want[0] + "+99999999999"} {
+		if _, err := r.Log(ctx, closed, LogOptions{Before: bad}); !errors.Is(err, ErrBadOID) {
+			t.Errorf("log before %q: %v", bad, err)
 		}
 	}
 }

@@ -83,7 +83,7 @@ func registerGit(r *rpc.Registry) error {
 				return pageBranches(b, p.Offset), nil
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.log", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
-			Reply: "{commits: [{oid, subject, author, date}], next}", Note: "path: only commits that changed it"},
+			Reply: "{commits: [{oid, subject, author, date}], next}", Note: "git log's order, commits merged in included; path: only commits that changed it; before: a page's next, or a commit id"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target string `json:"target"`
 				Limit  int    `json:"limit,omitempty"`
