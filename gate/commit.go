@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/trust"
 )
 
@@ -68,11 +69,24 @@ func (r *Repo) Commit(ctx context.Context, t trust.Trust, message string, push b
 	res := &CommitResult{OID: oid}
 	if push {
 		if err := r.push(ctx, t, d); err != nil {
-			return res, err
+			return res, committedNotPushed(oid, err)
 		}
 		res.Pushed = true
 	}
 	return res, nil
+}
+
+// committedNotPushed says that the commit was made when the push after it
+// failed: a refusal alone ("Pull, then push again.") read as if nothing had
+// happened, while the branch was one commit further ahead. The refusal keeps
+// its kind and stays in the chain (errors.Is, the host's log).
+func committedNotPushed(oid string, err error) error {
+	sentinel := ErrGitFailed
+	var s *refusal.Error
+	if errors.As(err, &s) {
+		sentinel = s
+	}
+	return errors.Join(refusal.Errorf(sentinel, "Committed %s, but the push did not go through: %s", oid[:min(len(oid), 8)], refusal.Sentence(err)), err)
 }
 
 // stagedPaths lists the paths the index changes against HEAD.

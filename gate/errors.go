@@ -55,7 +55,7 @@ var (
 	ErrConflict = refusal.New(refusal.Conflict, "merge conflict",
 		"This worktree's branch conflicts with its main checkout's branch. Merge it anyway to resolve the conflicts from the phone, or merge it on the computer.")
 	ErrDirty = refusal.New(refusal.Refused, "uncommitted changes",
-		"This checkout has uncommitted changes that the change would overwrite; commit or discard them first.")
+		"This checkout has uncommitted changes in the way: git will not overwrite them, nor revert or rebase while changes are staged. Commit, stash or discard them first.")
 	ErrNoIdentity = refusal.New(refusal.Refused, "no author identity",
 		"Git does not know who is committing. Set user.name and user.email on the computer (git config --global user.name …, and the same for user.email), then commit again.")
 	ErrLocked = refusal.New(refusal.Busy, "lock file exists",

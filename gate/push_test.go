@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse/gatehouse/internal/gittest"
+	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/trust"
 )
 
@@ -236,5 +238,32 @@ func TestPushGoesWhereGitWouldPushTheBranch(t *testing.T) {
 	out := strings.Fields(git(t, "", "ls-remote", filepath.Join(fork, "fork.git")))
 	if !slices.Equal(out, []string{strings.TrimSpace(git(t, f.dir, "rev-parse", "topic")), "refs/heads/topic"}) {
 		t.Fatalf("the fork holds %q", out)
+	}
+}
+
+// A commit whose push is rejected (the remote moved) says it was made: the
+// refusal alone read as if nothing had happened, while the branch was one
+// commit further ahead.
+func TestCommitAndPushRejectedSaysItCommitted(t *testing.T) {
+	gittest.Home(t, "")
+	f := newPushFixture(t)
+	other := filepath.Join(t.TempDir(), "other")
+	git(t, "", "clone", "-q", f.bare, other)
+	write(t, other, map[string]string{"b.txt": "moved\n"})
+	git(t, other, "add", "b.txt")
+	git(t, other, "commit", "-qm", "the remote moves")
+	git(t, other, "push", "-q", "origin", "HEAD:main")
+	write(t, f.dir, map[string]string{"a.txt": "from the phone\n"})
+	git(t, f.dir, "add", "a.txt")
+	res, err := open(t, f.dir).Commit(ctx, closed, "from the phone", true)
+	if !errors.Is(err, ErrPushRejected) {
+		t.Fatalf("commit and push onto a moved remote: %v", err)
+	}
+	head := strings.TrimSpace(git(t, f.dir, "rev-parse", "HEAD"))
+	if res == nil || res.OID != head || res.Pushed {
+		t.Fatalf("result %+v, HEAD %s", res, head)
+	}
+	if s := refusal.Sentence(err); !strings.HasPrefix(s, "Committed "+head[:8]+", but the push did not go through: ") || !strings.Contains(s, refusal.Sentence(ErrPushRejected)) {
+		t.Fatalf("the device reads %q", s)
 	}
 }
