@@ -305,6 +305,9 @@ func TestBranchesPageInChromium(t *testing.T) {
 	gittest.Git(t, repo, "add", "r.txt")
 	gittest.Git(t, repo, "commit", "-qm", "On the remote only")
 	gittest.Git(t, repo, "push", "-q", "origin", "remote-only")
+	// A long name, as a bot's branches have: the Start from list must not
+	// push the screen sideways (the photographs fail on that).
+	gittest.Git(t, repo, "push", "-q", "origin", "remote-only:dependabot/npm_and_yarn/web/some-long-package-name-4.17.21-and-its-peers")
 	gittest.Git(t, repo, "switch", "-q", "-c", "feature", "main")
 	for _, c := range []string{"one", "two"} {
 		gittest.Write(t, repo, map[string]string{c + ".txt": c + "\n"})

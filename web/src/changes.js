@@ -156,11 +156,16 @@ export async function changes(p, st = {}) {
       first.ahead ? h('span', { class: 'badge', title: `${first.ahead} commits to push` }, `↑${first.ahead}`) : null,
       first.behind ? h('span', { class: 'badge', title: `${first.behind} commits to pull` }, `↓${first.behind}`) : null),
     h('div', { class: 'row' },
-      action('Fetch', 'git.fetch', () => once('git.fetch', { target: p.id }).then(() => refresh(), () => {}), {},
+      action('Fetch', 'git.fetch', () => once('git.fetch', { target: p.id }).then(async (r) => {
+        await refresh();
+        const n = r && r.updated ? r.updated.length : 0;
+        note(n ? `Fetched: ${n} branch${n === 1 ? '' : 'es'} or tag${n === 1 ? '' : 's'} updated.` : 'Fetched: nothing new on the remote.');
+      }, () => {}), {},
         remote.remote ? '' : `no remote to fetch from: ${NO_REMOTE}`),
       action('Pull', 'git.pull', () => once('git.pull', { target: p.id }).then(async (r) => {
         await refresh();
-        if (r && r.stopped) note(`The pull stopped on ${r.conflicted} conflicted file${r.conflicted === 1 ? '' : 's'}: tap Resolve above.`);
+        if (r && r.stopped) note(`The pull stopped on ${r.conflicted} conflicted file${r.conflicted === 1 ? '' : 's'}: tap Resolve to settle them.`);
+        else if (r) note(r.rebased ? 'Pulled: your commits are now on top of the remote\'s.' : r.merged ? 'Pulled: the remote\'s commits are merged in.' : r.fastForward ? 'Pulled: up to date with the remote.' : 'Pulled.');
       }, () => {}), {},
         !remote.remote ? `no remote to pull from: ${NO_REMOTE}` : remote.upstream ? '' : 'no upstream to pull from: push this branch once first'),
       action('Push', 'git.push', () => once('git.push', { target: p.id }).then(() => { note('Pushed.'); refresh(); }, () => {}), {},
