@@ -88,6 +88,8 @@ var (
 		"Some files are still in conflict. Resolve each one first.")
 	ErrCannotConclude = refusal.New(refusal.Refused, "cannot conclude here",
 		"This operation can only be finished on the computer.")
+	ErrMarkersLeft = refusal.New(refusal.Conflict, "conflict markers left",
+		"This file still has conflict markers in it. Choose a side or edit them out, or mark it resolved with the markers in it.")
 )
 
 // Progress is what a checkout has in progress.
@@ -153,6 +155,9 @@ type ConflictDetail struct {
 	Segments []Segment `json:"segments,omitempty"`
 	Whole    string    `json:"whole,omitempty"` // "binary", "too large", "too many regions", "not a file", "one side"
 	CRLF     bool      `json:"crlf,omitempty"`
+	// Markers counts the lines of the work tree's file git calls leftover
+	// conflict markers: marking it resolved as it is would commit them.
+	Markers int `json:"markers,omitempty"`
 }
 
 // stage is one index entry of a conflicted path.
@@ -268,7 +273,29 @@ func (r *Repo) detail(ctx context.Context, t trust.Trust, d *decision, g trust.G
 		return nil, err
 	}
 	out.Segments, out.Whole, out.CRLF = segs, whole, crlf
+	if out.Markers, err = r.leftoverMarkers(ctx, t, d, u.path); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// leftoverMarkers counts the lines of path's work-tree file that git
+// diff --check calls "leftover conflict marker" (git's own rule: a marker
+// of the path's conflict-marker-size at a line start, in what the file
+// adds), so the phone is asked before it marks resolved a file still
+// holding them. --check also reports whitespace, which is not counted.
+func (r *Repo) leftoverMarkers(ctx context.Context, t trust.Trust, d *decision, path string) (int, error) {
+	res, err := r.run(ctx, t, d, call{sub: subDiff, opts: []string{"--check"}, paths: []string{path}, okExit: []int{2}})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for line := range strings.SplitSeq(string(res.stdout), "\n") {
+		if strings.HasSuffix(line, ": leftover conflict marker") {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // regions runs git merge-file on the three stages of a text file and cuts

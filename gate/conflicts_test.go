@@ -536,3 +536,38 @@ func TestLargeConflictResolvedWhole(t *testing.T) {
 		t.Fatal("take theirs did not give theirs")
 	}
 }
+
+// Marking a file resolved as it is while git still finds conflict markers
+// in it is refused, naming the count, until the person says to keep them:
+// a developer's one tap on "Mark resolved as it is" followed by "Commit the
+// merge" committed the markers. With keepMarkers (what the tap did before)
+// the markers go into the index; once edited out the file is resolved
+// without a question.
+func TestMarkResolvedWithMarkersLeftAsks(t *testing.T) {
+	gittest.Home(t, "")
+	dir := stoppedOn(t, "merge", map[string][3]string{"f.txt": regionsFile, "g.txt": regionsFile})
+	r := open(t, dir)
+	d := detail(t, r, closed, trust.Control, "f.txt")
+	if d.Markers == 0 {
+		t.Fatalf("the conflicted file reads as holding no markers: %+v", d)
+	}
+	_, err := r.Resolve(ctx, closed, trust.Control, ResolveOptions{Path: "f.txt", Hash: d.Hash, Take: "asIs"})
+	wantRefusal(t, err, ErrMarkersLeft, "f.txt still has")
+	if git(t, dir, "ls-files", "-u", "--", "f.txt") == "" {
+		t.Fatal("a refused mark resolved the file")
+	}
+	if _, err := r.Resolve(ctx, closed, trust.Control, ResolveOptions{Path: "f.txt", Hash: d.Hash, Take: "asIs", KeepMarkers: true}); err != nil {
+		t.Fatal(err)
+	}
+	if staged := git(t, dir, "cat-file", "blob", ":0:f.txt"); !strings.Contains(staged, "<<<<<<<") {
+		t.Fatalf("not reproduced: keeping the markers staged %q", staged)
+	}
+	write(t, dir, map[string]string{"g.txt": "settled by hand\n"})
+	g := detail(t, r, closed, trust.Control, "g.txt")
+	if g.Markers != 0 {
+		t.Fatalf("an edited file reads as holding %d markers", g.Markers)
+	}
+	if _, err := r.Resolve(ctx, closed, trust.Control, ResolveOptions{Path: "g.txt", Hash: g.Hash, Take: "asIs"}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/trust"
 )
 
@@ -21,6 +22,9 @@ type ResolveOptions struct {
 	Take    string
 	Regions []string
 	Text    *string
+	// KeepMarkers marks a file resolved as it is although git finds
+	// conflict markers left in it (the person said so).
+	KeepMarkers bool
 }
 
 // ResolveResult counts the files still in conflict after this one.
@@ -116,6 +120,13 @@ func checkResolve(o ResolveOptions) error {
 func (r *Repo) resolve(ctx context.Context, t trust.Trust, d *decision, u unmerged, o ResolveOptions) error {
 	switch {
 	case o.Take == "asIs":
+		if !o.KeepMarkers {
+			if n, err := r.leftoverMarkers(ctx, t, d, u.path); err != nil {
+				return err
+			} else if n > 0 {
+				return refusal.Errorf(ErrMarkersLeft, "%s still has %d conflict marker line(s) (<<<<<<<, ======= or >>>>>>>). Choose a side or edit them out, or mark it resolved with the markers in it.", u.path, n)
+			}
+		}
 		return r.markResolved(ctx, t, d, u.path)
 	case o.Take != "":
 		return r.takeSide(ctx, t, d, u, o.Take)

@@ -42,7 +42,7 @@ func registerConflicts(r *rpc.Registry) error {
 				return res, nil
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.resolve", Scope: trust.Control, Lane: rpc.LaneOrdered, Wait: 20 * time.Second,
-			Reply: "{remaining}", Note: "hash: git.conflicts {path}'s; exactly one of take (ours, theirs, asIs), regions (ours, theirs or both per region) and text"},
+			Reply: "{remaining}", Note: "hash: git.conflicts {path}'s; exactly one of take (ours, theirs, asIs), regions (ours, theirs or both per region) and text; asIs is refused while git finds conflict markers in the file, unless keepMarkers"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target  string   `json:"target"`
 				Path    string   `json:"path"`
@@ -50,12 +50,15 @@ func registerConflicts(r *rpc.Registry) error {
 				Take    string   `json:"take,omitempty"`
 				Regions []string `json:"regions,omitempty" value:"[choice]"`
 				Text    *string  `json:"text,omitempty"`
+				// KeepMarkers: take asIs although the file still holds
+				// conflict markers.
+				KeepMarkers bool `json:"keepMarkers,omitempty"`
 			}) (any, error) {
 				_, repo, err := repoOf(c, p.Target)
 				if err != nil {
 					return nil, err
 				}
-				return repo.Resolve(ctx, c.Trust, c.Grant, gate.ResolveOptions{Path: p.Path, Hash: p.Hash, Take: p.Take, Regions: p.Regions, Text: p.Text})
+				return repo.Resolve(ctx, c.Trust, c.Grant, gate.ResolveOptions{Path: p.Path, Hash: p.Hash, Take: p.Take, Regions: p.Regions, Text: p.Text, KeepMarkers: p.KeepMarkers})
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.conclude", Scope: trust.Full, Lane: rpc.LaneBackground, Wait: 90 * time.Second,
 			Reply: "{oid, progress, conflicted?}", Note: "commits a merge with git's message, or continues a rebase, cherry-pick or revert; a rebase may stop again"},

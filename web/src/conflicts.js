@@ -95,7 +95,14 @@ function drawFile(p, box, d, st) {
     action('Whole file: ours', 'git.resolve', () => resolve(p, d, { take: 'ours' }), { 'aria-label': `Whole file: ours, for ${d.path}` }),
     action('Whole file: theirs', 'git.resolve', () => resolve(p, d, { take: 'theirs' }), { 'aria-label': `Whole file: theirs, for ${d.path}` }),
     d.segments ? action('Edit the result', 'git.resolve', () => openEditor(p, d, editor, choices), { 'aria-label': `Edit the result: ${d.path}` }) : null,
-    action('Mark resolved as it is', 'git.resolve', () => resolve(p, d, { take: 'asIs' }), { 'aria-label': `Mark resolved as it is: ${d.path}` }));
+    action('Mark resolved as it is', 'git.resolve', () => {
+      // git still finds conflict markers in the file: committing it as it
+      // is would keep them, so the person says so first.
+      if (!d.markers) return resolve(p, d, { take: 'asIs' });
+      const lines = `${d.markers} conflict marker line${d.markers === 1 ? '' : 's'}`;
+      if (confirm(`${d.path} still has ${lines} (<<<<<<<, ======= or >>>>>>>). Mark it resolved with them in it?`)) return resolve(p, d, { take: 'asIs', keepMarkers: true });
+      return note(`Not marked: ${d.path} still has ${lines}. Choose a side or edit them out first.`);
+    }, { 'aria-label': `Mark resolved as it is: ${d.path}` }));
   function redraw() {
     box.replaceChildren(box.firstChild);
     drawFile(p, box, d, st);
