@@ -1,10 +1,14 @@
 package github
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/gatehouse/gatehouse/gate"
+	"github.com/gatehouse/gatehouse/internal/gittest"
 	"github.com/gatehouse/gatehouse/internal/redact"
+	"github.com/gatehouse/gatehouse/internal/refusal"
 )
 
 // F6: a job's log prints a private key. The whole block is masked, BEGIN
@@ -36,6 +40,50 @@ func TestCleanLogKeyBlock(t *testing.T) {
 		}
 		if log != red && (lines[0] != "2026-12-02T07:00:00.0000000Z ***" || lines[len(lines)-1] != "2026-12-02T07:00:01.0000000Z done") {
 			t.Fatalf("timestamps: %q", lines)
+		}
+	}
+}
+
+// F9: gh's error output carries a token (the red team's gh-stderr-fake
+// line). The refusal's sentence masks it, and still writes no local
+// folder; masking off shows the token.
+func TestGHFailureMasked(t *testing.T) {
+	home := gittest.Home(t, "")
+	dir := repoWith(t, map[string]string{"a.txt": "a\n"}, "remote.origin.url", "https://github.com/octo/hello.git")
+	const token = "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	stderr := "error: open " + home + "/.config/gh/hosts.yml: permission denied; token=" + token + " at ~/x and xoxb-1234567890-1234567890-abcdef"
+	sentence := func() string {
+		_, err := Item(ctx, openGH(t, dir, newRecordingGH(t, dir, stderr)), closed, "issue", 1)
+		if !errors.Is(err, gate.ErrGHFailed) {
+			t.Fatalf("%v", err)
+		}
+		return refusal.Sentence(err)
+	}
+	restore := redact.OffForTest()
+	leaked := sentence()
+	restore()
+	if !strings.Contains(leaked, token) {
+		t.Fatalf("masking off did not show the token, so the check proves nothing: %q", leaked)
+	}
+	s := sentence()
+	want := "GitHub refused this: error: open ~/.config/gh/hosts.yml: permission denied; token=*** at ~/x and ***"
+	if s != want {
+		t.Fatalf("sentence %q, want %q", s, want)
+	}
+}
+
+// A job's name and the address gh printed after a change are gh's text
+// too, masked the same way.
+func TestNamesAndAddressMasked(t *testing.T) {
+	if got := cleanLine("deploy (ghs_0123456789abcdefghijABCDEFGHIJ0123)"); got != "deploy (***)" {
+		t.Errorf("job name %q", got)
+	}
+	for out, want := range map[string]string{
+		"https://github.com/octo/hello/pull/9\n":                       "https://github.com/octo/hello/pull/9",
+		"https://x:glpat-abcdefghij0123456789@github.com/o/h/pull/9\n": "https://x:***@github.com/o/h/pull/9",
+	} {
+		if got := done([]byte(out)).URL; got != want {
+			t.Errorf("%q: %q", out, got)
 		}
 	}
 }
