@@ -13,8 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/gatehouse/gatehouse/internal/display"
+	"github.com/gatehouse/gatehouse/internal/redact"
 	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/trust"
 )
@@ -215,9 +217,11 @@ var ghFailures = []struct {
 }
 
 // ghFailure turns gh's message into a sentence: a known failure's own, or
-// "GitHub refused this:" with gh's first line, the home folder written as
-// ~ and the checkout's folder as ".", without control characters, cut to
-// 300 bytes.
+// "GitHub refused this:" with gh's first line, control characters taken
+// out, what looks like a secret masked (redact.Line: gh echoes what
+// GitHub or its config said, which may hold a token), the home folder
+// written as ~ and the checkout's folder as ".", cut to 300 bytes. It is
+// the one place gh's own words become a device's sentence.
 func ghFailure(stderr string, r *Repo) error {
 	for _, f := range ghFailures {
 		if strings.Contains(stderr, f.text) {
@@ -228,6 +232,13 @@ func ghFailure(stderr string, r *Repo) error {
 	if i := strings.IndexByte(line, '\n'); i >= 0 {
 		line = line[:i]
 	}
+	line = strings.Map(func(c rune) rune {
+		if unicode.IsControl(c) {
+			return ' '
+		}
+		return c
+	}, line)
+	line, _ = redact.Line(line)
 	return refusal.Errorf(ErrGHFailed, "GitHub refused this: %s", scrubPaths(line, r))
 }
 

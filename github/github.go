@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gatehouse/gatehouse/gate"
+	"github.com/gatehouse/gatehouse/internal/redact"
 	"github.com/gatehouse/gatehouse/internal/refusal"
 	"github.com/gatehouse/gatehouse/trust"
 )
@@ -212,6 +213,7 @@ func done(out []byte) *Done {
 	if !strings.HasPrefix(line, "https://") || len(line) > 2048 {
 		line = ""
 	}
+	line, _ = redact.Line(line) // a password or token in the address gh printed
 	return &Done{URL: line}
 }
 

@@ -1,16 +1,17 @@
 package github
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/gatehouse/gatehouse/gate"
+	"github.com/gatehouse/gatehouse/internal/redact"
 	"github.com/gatehouse/gatehouse/trust"
 )
 
@@ -46,7 +47,7 @@ type FailedJob struct {
 // RunLog reads why run id failed: the run's jobs (gh run view), then each
 // failed job's log through GitHub's API (gh api, pinned to the project's
 // repository, its host as GH_HOST), the last lines kept, terminal control taken out
-// and values that look like secrets masked (cleanLog).
+// and values that look like secrets masked (cleanLog, internal/redact).
 func RunLog(ctx context.Context, r *gate.Repo, t trust.Trust, id int64) (*FailedLog, error) {
 	if id <= 0 {
 		return nil, ErrBadParams
@@ -98,27 +99,31 @@ func RunLog(ctx context.Context, r *gate.Repo, t trust.Trust, id int64) (*Failed
 }
 
 // cleanLog keeps the last lines of a job's log within the bounds, each one
-// cleaned (cleanLine) and masked (maskSecret), and says whether any were
-// left out and how many were masked.
+// drawn as text (plainLine), masked (redact.Lines, over the whole log so a
+// private key's block is masked from its BEGIN line even when only its
+// body is among the last lines) and cut (cutLine), and says whether any
+// were left out and how many were masked.
 func cleanLog(text []byte) (lines []string, truncated bool, masked int) {
-	all := bytes.Split(bytes.TrimRight(text, "\n"), []byte("\n"))
+	all := strings.Split(strings.TrimRight(string(text), "\n"), "\n")
+	for i, l := range all {
+		all[i] = plainLine(l)
+	}
+	plain := slices.Clone(all)
+	redact.Lines(all)
 	size := 0
 	for i := len(all) - 1; i >= 0; i-- {
-		line := cleanLine(string(all[i]))
-		line, hit := maskSecret(line)
+		line := cutLine(all[i])
 		if len(lines) == maxLogLines || size+len(line)+1 > maxLogBytes {
 			truncated = true
 			break
 		}
-		if hit {
+		if all[i] != plain[i] {
 			masked++
 		}
 		size += len(line) + 1
 		lines = append(lines, line)
 	}
-	for i, j := 0, len(lines)-1; i < j; i, j = i+1, j-1 {
-		lines[i], lines[j] = lines[j], lines[i]
-	}
+	slices.Reverse(lines)
 	return lines, truncated, masked
 }
 
@@ -126,52 +131,35 @@ func cleanLog(text []byte) (lines []string, truncated bool, masked int) {
 // moves, titles): CSI, OSC (ended by BEL or ST) and two-byte escapes.
 var escapes = regexp.MustCompile("\x1b\\[[0-?]*[ -/]*[@-~]|\x1b\\][^\x07\x1b]*(?:\x07|\x1b\\\\)?|\x1b[@-Z\\\\-_]|\u009b[0-?]*[ -/]*[@-~]")
 
-// cleanLine is a log line as text the page draws: escape sequences taken
-// out, any other control character (a carriage return that would redraw
-// the line, a lone ESC) dropped, invalid UTF-8 replaced, a tab kept, and
-// cut to maxLogLine bytes.
+// cleanLine is a short text gh printed (a job's or step's name) as the
+// page draws it: plainLine, masked (a matrix value may be a secret), then
+// cutLine.
 func cleanLine(s string) string {
+	s, _ = redact.Line(plainLine(s))
+	return cutLine(s)
+}
+
+// plainLine is a log line as text the page draws: escape sequences taken
+// out, any other control character (a carriage return that would redraw
+// the line, a lone ESC) dropped, invalid UTF-8 replaced, a tab kept.
+func plainLine(s string) string {
 	s = escapes.ReplaceAllString(strings.ToValidUTF8(s, "\uFFFD"), "")
-	s = strings.Map(func(r rune) rune {
+	return strings.Map(func(r rune) rune {
 		if r == '\t' || !unicode.IsControl(r) && r != '\u2028' && r != '\u2029' && !unicode.Is(unicode.Bidi_Control, r) {
 			return r
 		}
 		return -1
 	}, s)
-	if len(s) > maxLogLine {
-		cutAt := maxLogLine
-		for cutAt > 0 && !utf8.RuneStart(s[cutAt]) {
-			cutAt--
-		}
-		s = s[:cutAt] + "…"
-	}
-	return s
 }
 
-// secretValues are values that look like a credential wherever they stand
-// in a line: GitHub's own token forms, cloud keys, a private key's armour,
-// and a URL's password.
-var secretValues = regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{35}|-----BEGIN [A-Z ]*PRIVATE KEY-----|(://[^/\s:@]+:)[^@\s/]+@`)
-
-// secretAssignment is NAME=value or NAME: value where the name says it
-// holds a secret (the names .env files and CI settings use).
-var secretAssignment = regexp.MustCompile(`(?i)([A-Za-z0-9_.-]*(?:secret|token|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|private[_-]?key|credential|authorization)[A-Za-z0-9_.-]*["']?\s*[:=]\s*(?:bearer\s+|basic\s+|token\s+)?)("[^"]*"|'[^']*'|\S+)`)
-
-// maskSecret masks what looks like a secret's value in a log line with
-// "***" (GitHub's own mask for a secret it knows). It catches the forms
-// above only: a secret printed bare, in no known form, stays; the log is
-// the repository's own CI output, which GitHub already masks for the
-// secrets it was given.
-func maskSecret(line string) (string, bool) {
-	out := secretValues.ReplaceAllStringFunc(line, func(m string) string {
-		if strings.HasPrefix(m, "://") {
-			return m[:strings.LastIndexByte(m, ':')+1] + "***@"
-		}
-		return "***"
-	})
-	out = secretAssignment.ReplaceAllStringFunc(out, func(m string) string {
-		sub := secretAssignment.FindStringSubmatch(m)
-		return sub[1] + "***"
-	})
-	return out, out != line
+// cutLine cuts s to maxLogLine bytes, at a character's start.
+func cutLine(s string) string {
+	if len(s) <= maxLogLine {
+		return s
+	}
+	cutAt := maxLogLine
+	for cutAt > 0 && !utf8.RuneStart(s[cutAt]) {
+		cutAt--
+	}
+	return s[:cutAt] + "…"
 }

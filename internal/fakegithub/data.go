@@ -103,6 +103,9 @@ type Job struct {
 	Status, Conclusion string
 	Steps              []Step
 	Log                string // served for GET actions/jobs/ID/logs
+	// LogRefusal, when set, is the message of the 403 that GET
+	// actions/jobs/ID/logs answers instead (gh prints it on stderr).
+	LogRefusal string
 }
 
 // Step is one step of a job.

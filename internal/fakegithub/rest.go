@@ -260,10 +260,15 @@ func (s *Server) serveBranches(w http.ResponseWriter, key string) {
 }
 
 // serveJobLog answers GET /repos/OWNER/NAME/actions/jobs/ID/logs with the
-// job's log as plain text (GitHub redirects to a download of the same).
+// job's log as plain text (GitHub redirects to a download of the same), or
+// the job's LogRefusal as a 403.
 func (s *Server) serveJobLog(w http.ResponseWriter, key string, id int) {
 	for _, run := range s.Data.Runs[key] {
 		for _, j := range run.Jobs {
+			if j.ID == int64(id) && j.LogRefusal != "" {
+				writeJSON(w, http.StatusForbidden, map[string]any{"message": j.LogRefusal})
+				return
+			}
 			if j.ID == int64(id) {
 				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 				_, _ = w.Write([]byte(j.Log))
