@@ -571,3 +571,38 @@ func TestMarkResolvedWithMarkersLeftAsks(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A conflicted path is one row, marked unmerged: it was listed as both
+// staged and not (git's "u" record has two letters), with Unstage and
+// Discard beside it.
+func TestConflictedPathIsOneRow(t *testing.T) {
+	gittest.Home(t, "")
+	dir := stoppedOn(t, "merge", map[string][3]string{"f.txt": regionsFile})
+	write(t, dir, map[string]string{"other.txt": "new\n"})
+	r := open(t, dir)
+	st, err := r.Status(ctx, closed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range st.Files {
+		if f.Unmerged != (f.Path == "f.txt") {
+			t.Errorf("%+v", f)
+		}
+	}
+	ch, err := r.Changes(ctx, closed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for _, c := range ch.Files {
+		if c.Path == "f.txt" {
+			rows++
+			if c.Staged || c.Status != "UU" {
+				t.Errorf("the conflicted row: %+v", c)
+			}
+		}
+	}
+	if rows != 1 {
+		t.Fatalf("f.txt is %d rows: %+v", rows, ch.Files)
+	}
+}

@@ -40,6 +40,9 @@ type FileStatus struct {
 	// device below full may neither read, stage nor discard; set by Status
 	// so a device can show that before the tap.
 	Secret bool `json:"secret,omitempty"`
+	// Unmerged: a conflicted path (git's "u" record), whose two letters say
+	// which sides changed it; it is resolved, not staged or discarded.
+	Unmerged bool `json:"unmerged,omitempty"`
 }
 
 // Status runs git status (porcelain v2) through the gate. With the switch
@@ -102,7 +105,9 @@ func parseStatus(out []byte) *Status {
 			}
 		case 'u':
 			if f := fields(rec, 11); f != nil {
-				st.Files = append(st.Files, changed(f[1], f[2], f[10]))
+				fs := changed(f[1], f[2], f[10])
+				fs.Unmerged = true
+				st.Files = append(st.Files, fs)
 			}
 		case '?':
 			st.Files = append(st.Files, FileStatus{Path: rec[2:], Index: "?", Worktree: "?"})
@@ -179,6 +184,10 @@ func (r *Repo) Changes(ctx context.Context, t trust.Trust) (*Changes, error) {
 		code := strings.ReplaceAll(f.Index+f.Worktree, ".", " ")
 		if f.Index == "?" {
 			c.Files = append(c.Files, Change{Path: f.Path, Status: "??"})
+			continue
+		}
+		if f.Unmerged { // one row: it is resolved, not staged
+			c.Files = append(c.Files, Change{Path: f.Path, Status: code})
 			continue
 		}
 		if f.Index != "." {

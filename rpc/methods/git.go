@@ -29,7 +29,7 @@ type onceParams struct {
 func registerGit(r *rpc.Registry) error {
 	return errors.Join(
 		rpc.Register(r, rpc.Method{Name: "git.status", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
-			Reply: "{branch, upstream, ahead, behind, files: [{path, origPath?, index, worktree, submodule?, secret?}], next?, truncated?}", Note: "files in git's order, paged"},
+			Reply: "{branch, upstream, ahead, behind, files: [{path, origPath?, index, worktree, submodule?, secret?, unmerged?}], next?, truncated?}", Note: "files in git's order, paged"},
 			func(ctx context.Context, c *rpc.Call, p pageParams) (any, error) {
 				if err := checkOffset(p.Offset); err != nil {
 					return nil, err

@@ -2,8 +2,10 @@
 // and a repository whose merge git itself stopped on two conflicted files
 // (page_test.go's conflictRepo), each result checked with git:
 //
-//   - the changes screen says what is in progress ("Merging …: 2 conflicted
+//   - the changes screen lists each conflicted file once, to resolve, and
+//     says what is in progress ("Merging …: 2 conflicted
 //     files") and opens the conflicts screen;
+//   - Mark resolved as it is, with git's markers still in f.txt, asks first;
 //   - f.txt is resolved region by region (ours for the first, both for the
 //     second) and its result is the hand edit of git's conflicted file,
 //     side's change between the regions kept; g.txt is resolved with
@@ -53,11 +55,32 @@ try {
   await page.getByRole('button', { name: /^repo\b/ }).click();
   await page.getByText(/^Merging \(Merge branch 'side'\): 2 conflicted files$/).waitFor();
   await screen(page, 'conflicts-banner');
+  // Each conflicted file is listed once, to resolve, never to stage or
+  // discard.
+  const notStaged = page.getByRole('list', { name: 'Changes not staged' });
+  for (const name of ['f.txt', 'g.txt']) await notStaged.getByRole('button', { name: `Resolve ${name}` }).waitFor();
+  check(await page.getByRole('list', { name: 'Staged changes' }).getByText('f.txt').count() === 0, 'a conflicted file is listed as staged');
+  check(await notStaged.getByRole('button', { name: 'Discard f.txt' }).count() === 0, 'a conflicted file offers Discard');
+  step('the changes screen lists each conflicted file once, with Resolve');
   await page.getByRole('button', { name: 'Resolve', exact: true }).click();
   await page.getByRole('heading', { name: /^Merging/ }).waitFor();
   await page.getByRole('group', { name: 'Region 2 of 2' }).waitFor();
   await screen(page, 'conflicts-merge');
   step('the banner opens the conflicts screen, with both files and their regions');
+
+  // Mark resolved as it is, with git's markers still in the file, asks
+  // first; answered no, nothing changes.
+  page.removeAllListeners('dialog');
+  page.dialogs = [];
+  page.on('dialog', (d) => { page.dialogs.push(d.message()); d.dismiss(); });
+  await page.getByRole('button', { name: 'Mark resolved as it is: f.txt' }).click();
+  await page.getByText(/^Not marked: f\.txt still has \d+ conflict marker lines\. Choose a side or edit them out first\.$/).waitFor();
+  check(page.dialogs.length === 1 && /^f\.txt still has \d+ conflict marker lines/.test(page.dialogs[0]), `marking it asked ${JSON.stringify(page.dialogs)}`);
+  check(git('ls-files', '-u', '--', 'f.txt') !== '', 'a declined mark resolved f.txt');
+  page.removeAllListeners('dialog');
+  page.dialogs = [];
+  page.on('dialog', (d) => { page.dialogs.push(d.message()); d.accept(); });
+  step('Mark resolved as it is with markers left asks first, and no leaves the conflict');
 
   // f.txt, region by region.
   await page.getByRole('button', { name: 'Take ours for region 1 of f.txt' }).click();

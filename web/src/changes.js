@@ -12,7 +12,7 @@ import { parseDiff, renderDiff } from './diff.js';
 import { state, run, once, note, clearNotes, button, action, allowed, setTitle, show, go, refresh, pages, lock,
   fullAccess, SECRET_WHY, pref, setPref, tabs } from './ui.js';
 import { historyOf } from './history.js';
-import { conflictBanner } from './conflicts.js';
+import { conflictBanner, conflicts } from './conflicts.js';
 import { stashControls, amendButton } from './stash.js';
 import { branchesScreen } from './branches.js';
 import { at } from './routes.js';
@@ -47,7 +47,7 @@ async function remoteState(p, st) {
 const NO_REMOTE = 'add one on the computer with git remote add';
 
 // isStaged and isUnstaged say which lists a status entry is in.
-const isStaged = (f) => f.index !== '.' && f.index !== '?';
+const isStaged = (f) => f.index !== '.' && f.index !== '?' && !f.unmerged;
 const isUnstaged = (f) => f.worktree !== '.';
 
 // names lists paths for a sentence: all of them up to five, then a count.
@@ -86,6 +86,15 @@ export async function changes(p, st = {}) {
   st.open = st.open || {};
   const row = (f, staged) => {
     const locked = f.secret && !fullAccess();
+    // A conflicted file is listed once, and is resolved on the conflicts
+    // screen rather than staged or discarded here.
+    if (f.unmerged) {
+      return h('li', {},
+        h('button', { type: 'button', class: 'item', onclick: () => go((s) => conflicts(p, s), at.conflicts(p)) },
+          h('span', { class: 'badge', title: 'conflict', 'aria-hidden': 'true' }, 'U'), ' ',
+          h('span', { class: 'name' }, f.path, h('span', { class: 'sr' }, ', in conflict'), f.secret ? [' ', lock()] : null)),
+        h('button', { type: 'button', onclick: () => go((s) => conflicts(p, s), at.conflicts(p)), 'aria-label': `Resolve ${f.path}` }, 'Resolve'));
+    }
     const letter = staged ? f.index : f.worktree;
     const why = locked ? SECRET_WHY : '';
     return h('li', {},
