@@ -474,7 +474,13 @@ export async function pages(el, st, fetch, item, empty) {
     more.disabled = true;
     try {
       const res = await fetch(offset);
-      if (!res) return false;
+      if (!res) {
+        // The computer said why beside the list; the button stays to ask
+        // again, and says so ("Load more" read as if there were more).
+        more.textContent = 'Try again';
+        return false;
+      }
+      more.textContent = 'Load more';
       for (const it of res.items) {
         const node = item(it);
         if (node) el.append(node);
