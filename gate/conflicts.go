@@ -105,6 +105,9 @@ type Progress struct {
 	Theirs string `json:"theirs,omitempty"`
 	// AbortNote says what Abort throws away, in a sentence.
 	AbortNote string `json:"abortNote,omitempty"`
+	// ID names this one operation (stateID): git.conclude and git.abort
+	// take it back with Op and refuse when what is in progress is not it.
+	ID string `json:"id,omitempty"`
 }
 
 // ConflictFile is one conflicted file: its path and kind of conflict.
@@ -208,7 +211,9 @@ func (r *Repo) Conflicts(ctx context.Context, t trust.Trust, g trust.Grant) (*Co
 	}
 	out := &Conflicts{Progress: p, Files: []ConflictFile{}}
 	if p.Op == "" && len(all) > 0 {
-		out.Progress = stashProgress()
+		if out.Progress, err = r.stashProgress(ctx, t, d); err != nil {
+			return nil, err
+		}
 	}
 	v := viewer{t, g}
 	for _, u := range all {
@@ -631,7 +636,8 @@ func (r *Repo) progress(ctx context.Context, t trust.Trust, d *decision) (Progre
 	if p.Op != OpRebase && p.Op != OpApply {
 		p.Title = firstLine(at["MERGE_MSG"])
 	}
-	return p, nil
+	p.ID, err = r.stateID(ctx, t, d, p.Op)
+	return p, err
 }
 
 // gitPaths asks git where the named files of its folder are.
@@ -662,9 +668,17 @@ func (r *Repo) gitPaths(ctx context.Context, t trust.Trust, d *decision, names .
 // stashProgress is a conflict with no operation file: what a stash apply
 // or pop that stopped leaves. git offers no "stash --abort"; what it offers
 // is reset --merge (which merge --abort itself runs).
-func stashProgress() Progress {
-	return Progress{Op: OpUnmerged, Ours: "your files", Theirs: "the stash",
-		AbortNote: "Abort puts back the last commit's version of every file the stash apply changed, and keeps your other uncommitted changes; the stash itself stays in the stash list."}
+//
+// The note says what reset --merge keeps and what it does not: it keeps
+// unstaged changes to files the apply did not touch, and resets every index
+// entry that differs from HEAD (builtin/reset.c: a two-way merge from the
+// index to HEAD), so changes staged before the apply are lost. A device's
+// apply is refused while anything is staged (refuseStaged); a stash applied
+// at the computer with staged changes can still reach this note.
+func (r *Repo) stashProgress(ctx context.Context, t trust.Trust, d *decision) (Progress, error) {
+	id, err := r.stateID(ctx, t, d, OpUnmerged)
+	return Progress{Op: OpUnmerged, Ours: "your files", Theirs: "the stash", ID: id,
+		AbortNote: "Abort puts back the last commit's version of every file the stash apply changed and keeps your unstaged changes to other files; changes that were staged before the stash was applied are not kept. The stash itself stays in the stash list."}, err
 }
 
 // runDir is where git runs, which --git-path answers relative to.

@@ -256,7 +256,7 @@ func TestResolveTextAndChangedFile(t *testing.T) {
 	d := detail(t, r, closed, trust.Control, "f.txt")
 	write(t, dir, map[string]string{"f.txt": "edited on the computer\n"})
 	text := "the phone's result\n"
-	_, err := r.Resolve(ctx, closed, trust.Control, ResolveOptions{Path: "f.txt", Hash: d.Hash, Text: &text})
+	_, err := r.Resolve(ctx, closed, trust.Full, ResolveOptions{Path: "f.txt", Hash: d.Hash, Text: &text})
 	wantRefusal(t, err, ErrConflictChanged, "changed on the computer")
 	if read(t, filepath.Join(dir, "f.txt")) != "edited on the computer\n" {
 		t.Fatal("a refused resolve changed the file")
@@ -265,7 +265,9 @@ func TestResolveTextAndChangedFile(t *testing.T) {
 	if fresh.Hash == d.Hash {
 		t.Fatal("the hash does not cover the work tree")
 	}
-	res, err := r.Resolve(ctx, closed, trust.Control, ResolveOptions{Path: "f.txt", Hash: fresh.Hash, Text: &text})
+	_, err = r.Resolve(ctx, closed, trust.Control, ResolveOptions{Path: "f.txt", Hash: fresh.Hash, Text: &text})
+	wantRefusal(t, err, ErrResolveTextNeedsFull, "needs Full access")
+	res, err := r.Resolve(ctx, closed, trust.Full, ResolveOptions{Path: "f.txt", Hash: fresh.Hash, Text: &text})
 	if err != nil || res.Remaining != 0 {
 		t.Fatalf("resolve: %+v %v", res, err)
 	}
@@ -330,13 +332,13 @@ func TestConcludeMergeAndRebase(t *testing.T) {
 	gittest.Home(t, "")
 	dir := stoppedOn(t, "merge", map[string][3]string{"f.txt": regionsFile})
 	r := open(t, dir)
-	_, err := r.Conclude(ctx, closed)
+	_, err := r.Conclude(ctx, closed, seen(t, r, closed))
 	wantRefusal(t, err, ErrStillConflicted)
 	d := detail(t, r, closed, trust.Control, "f.txt")
 	if _, err := r.Resolve(ctx, closed, trust.Control, ResolveOptions{Path: "f.txt", Hash: d.Hash, Take: "theirs"}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := r.Conclude(ctx, closed)
+	res, err := r.Conclude(ctx, closed, seen(t, r, closed))
 	if err != nil || res.Progress.Op != "" {
 		t.Fatalf("conclude: %+v %v", res, err)
 	}
@@ -346,7 +348,7 @@ func TestConcludeMergeAndRebase(t *testing.T) {
 	if msg := git(t, dir, "log", "-1", "--format=%s"); msg != "Merge branch 'side'\n" {
 		t.Fatalf("message %q", msg)
 	}
-	_, err = r.Conclude(ctx, closed)
+	_, err = r.Conclude(ctx, closed, seen(t, r, closed))
 	wantRefusal(t, err, ErrNothingInProgress)
 
 	dir = stoppedOn(t, "rebase", map[string][3]string{"f.txt": regionsFile})
@@ -358,7 +360,7 @@ func TestConcludeMergeAndRebase(t *testing.T) {
 	if _, err := r.Resolve(ctx, closed, trust.Control, ResolveOptions{Path: "f.txt", Hash: d.Hash, Regions: []string{"theirs", "theirs"}}); err != nil {
 		t.Fatal(err)
 	}
-	res, err = r.Conclude(ctx, closed)
+	res, err = r.Conclude(ctx, closed, seen(t, r, closed))
 	if err != nil || res.Progress.Op != "" {
 		t.Fatalf("rebase continue: %+v %v", res, err)
 	}
@@ -373,22 +375,23 @@ func TestAbortEachOperation(t *testing.T) {
 	gittest.Home(t, "")
 	dir := stoppedOn(t, "merge", map[string][3]string{"f.txt": regionsFile})
 	before := git(t, dir, "rev-parse", "main")
-	if _, err := open(t, dir).Abort(ctx, closed); err != nil {
+	r := open(t, dir)
+	if _, err := r.Abort(ctx, closed, seen(t, r, closed)); err != nil {
 		t.Fatal(err)
 	}
 	if git(t, dir, "status", "--porcelain") != "" || git(t, dir, "rev-parse", "HEAD") != before {
 		t.Fatal("merge abort left changes")
 	}
 	dir = stoppedOn(t, "rebase", map[string][3]string{"f.txt": regionsFile})
-	r := open(t, dir)
-	res, err := r.Abort(ctx, closed)
+	r = open(t, dir)
+	res, err := r.Abort(ctx, closed, seen(t, r, closed))
 	if err != nil || res.Progress.Op != "" || git(t, dir, "rev-parse", "HEAD") != git(t, dir, "rev-parse", "side") {
 		t.Fatalf("rebase abort: %+v %v", res, err)
 	}
 	if strings.Contains(git(t, dir, "log", "--format=%s"), "main change") {
 		t.Fatal("the rebase abort kept main's commit")
 	}
-	_, err = r.Abort(ctx, closed)
+	_, err = r.Abort(ctx, closed, seen(t, r, closed))
 	wantRefusal(t, err, ErrNothingInProgress)
 
 	dir = gittest.Init(t, map[string]string{"f.txt": "1\n"})
@@ -402,7 +405,7 @@ func TestAbortEachOperation(t *testing.T) {
 	if err != nil || list.Op != OpUnmerged || len(list.Files) != 1 {
 		t.Fatalf("stash conflict: %+v %v", list, err)
 	}
-	if _, err := r.Abort(ctx, closed); err != nil {
+	if _, err := r.Abort(ctx, closed, seen(t, r, closed)); err != nil {
 		t.Fatal(err)
 	}
 	if git(t, dir, "status", "--porcelain") != "" || !strings.Contains(git(t, dir, "stash", "list"), "stash@{0}") {
@@ -427,7 +430,7 @@ func TestClosedConcludeRunsNoHook(t *testing.T) {
 			if _, err := r.Resolve(ctx, tr, trust.Full, ResolveOptions{Path: "f.txt", Hash: d.Hash, Take: "ours"}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := r.Conclude(ctx, tr); err != nil {
+			if _, err := r.Conclude(ctx, tr, seen(t, r, tr)); err != nil {
 				t.Fatalf("%s: %v", op, err)
 			}
 			fired := slices.IndexFunc(markers, gittest.Fired) >= 0
@@ -462,7 +465,7 @@ func TestClosedRebaseWithExecRefused(t *testing.T) {
 		if _, err := r.Resolve(ctx, tr, trust.Full, ResolveOptions{Path: "f.txt", Hash: d.Hash, Take: "ours"}); err != nil {
 			t.Fatal(err)
 		}
-		_, err := r.Conclude(ctx, tr)
+		_, err := r.Conclude(ctx, tr, seen(t, r, tr))
 		if tr == closed {
 			wantRefusal(t, err, ErrRebaseExec, "exec lines")
 			if gittest.Fired(marker) {
@@ -504,7 +507,7 @@ func TestCherryPickAndRevertConclude(t *testing.T) {
 		if _, err := r.Resolve(ctx, closed, trust.Full, ResolveOptions{Path: "f.txt", Hash: d.Hash, Take: "theirs"}); err != nil {
 			t.Fatal(err)
 		}
-		res, err := r.Conclude(ctx, closed)
+		res, err := r.Conclude(ctx, closed, seen(t, r, closed))
 		if err != nil || res.Progress.Op != "" {
 			t.Fatalf("%s conclude: %+v %v", op, res, err)
 		}

@@ -95,3 +95,25 @@ func requireGit(t *testing.T, major, minor int, what string) {
 		t.Skipf("%s needs git %d.%d or later; this is %s", what, major, minor, strings.TrimSpace(out))
 	}
 }
+
+// seen is the operation in progress a device reads before it concludes or
+// aborts: git.conflicts's op and id.
+func seen(t *testing.T, r *Repo, tr trust.Trust) Expected {
+	t.Helper()
+	c, err := r.Conflicts(ctx, tr, trust.Full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Expected{Op: c.Op, ID: c.ID}
+}
+
+// amendSeen is the last commit a device reads before it amends:
+// git.canAmend's oid and branch.
+func amendSeen(t *testing.T, r *Repo) AmendTarget {
+	t.Helper()
+	a, err := r.CanAmend(ctx, closed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return AmendTarget{OID: a.OID, Branch: a.Branch}
+}

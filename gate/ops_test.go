@@ -319,7 +319,7 @@ func TestWorktrees(t *testing.T) {
 	if c, err := r.Conflicts(ctx, closed, trust.Full); err != nil || c.Op != OpMerge || len(c.Files) != 1 || c.Files[0].Path != "a.txt" {
 		t.Fatalf("conflicts after a stopped worktree merge: %+v %v", c, err)
 	}
-	if _, err := r.Abort(ctx, closed); err != nil || git(t, dir, "rev-parse", "HEAD") != before {
+	if _, err := r.Abort(ctx, closed, seen(t, r, closed)); err != nil || git(t, dir, "rev-parse", "HEAD") != before {
 		t.Fatalf("abort: %v", err)
 	}
 	if err := r.RemoveWorktree(ctx, closed, w, false); err != nil {

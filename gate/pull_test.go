@@ -59,7 +59,7 @@ func TestPullMergesWhenBothMoved(t *testing.T) {
 	if _, err := r.Resolve(ctx, closed, trust.Control, ResolveOptions{Path: "a.txt", Hash: d.Hash, Regions: []string{"both"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Conclude(ctx, closed); err != nil {
+	if _, err := r.Conclude(ctx, closed, seen(t, r, closed)); err != nil {
 		t.Fatal(err)
 	}
 	if read(t, filepath.Join(dir, "a.txt")) != "local\nupstream\n" || git(t, dir, "status", "--porcelain") != "" {

@@ -27,6 +27,13 @@ type ResolveOptions struct {
 	KeepMarkers bool
 }
 
+// ErrResolveTextNeedsFull: the text form writes whatever the device sent
+// into the file, which is editing it: files.write needs the full grant, so
+// this does too. Taking a side or choosing git's regions writes only what
+// git holds, as staging does, and stays at control.
+var ErrResolveTextNeedsFull = refusal.New(refusal.Access, "resolve text needs full",
+	"Writing a conflicted file's text yourself is editing the file, which needs Full access on this computer. Choose ours, theirs or each region instead, or give this device Full access there.")
+
 // ResolveResult counts the files still in conflict after this one.
 type ResolveResult struct {
 	Remaining int `json:"remaining"`
@@ -35,7 +42,7 @@ type ResolveResult struct {
 // Resolve resolves one conflicted file and marks it resolved. It refuses a
 // file that changed since the phone saw it (its stages or its work tree
 // copy: the Hash), a secret file below full and a hard-linked file, as
-// Stage does. Every byte written comes from git (a stage's blob, checked
+// Stage does, and the text form below full (ErrResolveTextNeedsFull). Every byte written comes from git (a stage's blob, checked
 // out by git checkout) or from the device's own choice of git's regions or
 // text, stored by git hash-object and checked out by git restore.
 func (r *Repo) Resolve(ctx context.Context, t trust.Trust, g trust.Grant, o ResolveOptions) (*ResolveResult, error) {
@@ -46,6 +53,9 @@ func (r *Repo) Resolve(ctx context.Context, t trust.Trust, g trust.Grant, o Reso
 	path := p[0]
 	if err := checkResolve(o); err != nil {
 		return nil, err
+	}
+	if o.Text != nil && !t.IsDesktop() && !g.Allows(trust.Full) {
+		return nil, ErrResolveTextNeedsFull
 	}
 	unlock, err := r.lock()
 	if err != nil {

@@ -39,6 +39,8 @@ var (
 		"The last commit is already pushed; amending it would rewrite history others have: make a new commit instead.")
 	ErrMergeCommit = refusal.New(refusal.Refused, "merge commit",
 		"This is a merge commit; amend or revert a merge on the computer, where you can choose its parent.")
+	ErrTagged = refusal.New(refusal.Refused, "commit tagged",
+		"The last commit is tagged; amending it would leave the tag on the old commit. Make a new commit instead.")
 	ErrNothingToAmend = refusal.New(refusal.Refused, "nothing to amend",
 		"Nothing would change: write a new message or stage changes to add to the last commit.")
 	ErrNoCommit = refusal.New(refusal.Refused, "no commit yet",
@@ -52,6 +54,7 @@ var (
 // Amendable says whether the last commit may be amended, and if not why.
 type Amendable struct {
 	OID     string `json:"oid,omitempty"`
+	Branch  string `json:"branch,omitempty"` // git.amend takes oid and branch back`
 	Subject string `json:"subject,omitempty"`
 	OK      bool   `json:"ok"`
 	Reason  string `json:"reason,omitempty"` // the refusal's sentence
@@ -66,7 +69,7 @@ func (r *Repo) CanAmend(ctx context.Context, t trust.Trust) (*Amendable, error) 
 	a := &Amendable{}
 	head, err := r.amendable(ctx, t, d)
 	if head != nil {
-		a.OID = head.OID
+		a.OID, a.Branch = head.OID, head.Branch
 		res, serr := r.run(ctx, t, d, call{sub: subLog, opts: []string{"-n1", "--format=%<(300,trunc)%s"}, args: []string{head.OID}})
 		if serr != nil {
 			return nil, serr
@@ -87,7 +90,7 @@ func (r *Repo) CanAmend(ctx context.Context, t trust.Trust) (*Amendable, error) 
 // amendable returns HEAD when it may be amended: on a branch, not a merge,
 // and on no remote-tracking branch (git itself says which contain it). A
 // branch with no upstream that was never pushed is fine.
-func (r *Repo) amendable(ctx context.Context, t trust.Trust, d *decision) (*CommitInfo, error) {
+func (r *Repo) amendable(ctx context.Context, t trust.Trust, d *decision) (*amendHead, error) {
 	st, err := r.status(ctx, t, d)
 	if err != nil {
 		return nil, err
@@ -98,7 +101,7 @@ func (r *Repo) amendable(ctx context.Context, t trust.Trust, d *decision) (*Comm
 	if st.Branch == "" {
 		return nil, ErrDetached
 	}
-	info := &CommitInfo{OID: st.Head}
+	info := &amendHead{OID: st.Head, Branch: st.Branch}
 	parents, err := r.parents(ctx, t, d, st.Head)
 	if err != nil && !errors.Is(err, ErrUnknownRef) { // a root commit has none
 		return info, err
@@ -113,7 +116,42 @@ func (r *Repo) amendable(ctx context.Context, t trust.Trust, d *decision) (*Comm
 	if strings.TrimSpace(string(res.stdout)) != "" {
 		return info, ErrPushed
 	}
-	return info, nil
+	return info, r.refuseTagged(ctx, t, d, st.Head)
+}
+
+// amendHead is the commit an amend would replace and its branch.
+type amendHead struct {
+	OID, Branch string
+}
+
+// refuseTagged refuses an amend of a commit a tag names or contains: the
+// tag would stay on the old commit, and a tag that was pushed (git.pushTag)
+// has told others about it. git knows only the tags in refs/tags of this
+// repository: a tag made elsewhere and never fetched is not seen (asking
+// the remote would need the network), and refs/remotes holds no tags.
+func (r *Repo) refuseTagged(ctx context.Context, t trust.Trust, d *decision, head string) error {
+	res, err := r.run(ctx, t, d, call{sub: subForEachRef, opts: []string{"--count=1", "--format=%(refname:short)", "--contains=" + head, "refs/tags/"}})
+	if err != nil {
+		return err
+	}
+	tag := strings.TrimSpace(string(res.stdout))
+	if tag == "" {
+		return nil
+	}
+	at, err := r.run(ctx, t, d, call{sub: subForEachRef, opts: []string{"--count=1", "--format=%(refname:short)", "--points-at=" + head, "refs/tags/"}})
+	if err != nil {
+		return err
+	}
+	if on := strings.TrimSpace(string(at.stdout)); on != "" {
+		return refusal.Errorf(ErrTagged, "The last commit is tagged %s; amending it would leave the tag on the old commit. Make a new commit instead.", clipUTF8(on, 200))
+	}
+	return refusal.Errorf(ErrTagged, "The last commit is in the history of tag %s; amending it would leave the tag on the old history. Make a new commit instead.", clipUTF8(tag, 200))
+}
+
+// AmendTarget is the commit, and its branch, a device saw as the last one.
+type AmendTarget struct {
+	OID    string
+	Branch string
 }
 
 // AmendResult is the commit an amend made.
@@ -125,10 +163,16 @@ type AmendResult struct {
 // Amend replaces the last commit with one holding what is staged too, and
 // message when given (else the old message). Refused when HEAD is pushed
 // (on any remote-tracking branch), a merge, or detached; when nothing would
-// change; and, as Commit, when a staged file is hard-linked.
-func (r *Repo) Amend(ctx context.Context, t trust.Trust, message string) (*AmendResult, error) {
+// change; and, as Commit, when a staged file is hard-linked. saw is the
+// commit and branch the device was shown (CanAmend's oid and branch): when
+// HEAD is another commit or on another branch now, it is refused with
+// ErrHeadMoved.
+func (r *Repo) Amend(ctx context.Context, t trust.Trust, saw AmendTarget, message string) (*AmendResult, error) {
 	if len(message) > MaxMessage || !utf8.ValidString(message) || strings.ContainsRune(message, 0) {
 		return nil, ErrMessage
+	}
+	if !fullOID(saw.OID) || saw.Branch == "" {
+		return nil, ErrBadOID
 	}
 	unlock, err := r.lock()
 	if err != nil {
@@ -140,6 +184,9 @@ func (r *Repo) Amend(ctx context.Context, t trust.Trust, message string) (*Amend
 		return nil, err
 	}
 	head, err := r.amendable(ctx, t, d)
+	if head != nil && (head.OID != saw.OID || head.Branch != saw.Branch) {
+		return nil, ErrHeadMoved // before its other refusals: they are about another commit
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -199,6 +246,12 @@ func (r *Repo) Revert(ctx context.Context, t trust.Trust, oid string) (*RevertRe
 	defer unlock()
 	d, err := r.decide(ctx, t, changeGate, "revert a commit")
 	if err != nil {
+		return nil, err
+	}
+	// A revert is a three-way merge of the commit's parent into HEAD
+	// (sequencer.c do_recursive_merge): a merge driver of the user's
+	// config that the attributes select would run.
+	if err := d.checkMerge("revert a commit"); err != nil {
 		return nil, err
 	}
 	full, err := r.revertable(ctx, t, d, oid)

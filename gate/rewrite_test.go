@@ -32,7 +32,7 @@ func TestAmendOnlyUnpushed(t *testing.T) {
 	}
 	write(t, dir, map[string]string{"a.txt": "two\n"})
 	git(t, dir, "add", "a.txt")
-	_, err = r.Amend(ctx, closed, "rewritten")
+	_, err = r.Amend(ctx, closed, amendSeen(t, r), "rewritten")
 	wantRefusal(t, err, ErrPushed, "already pushed", "make a new commit instead")
 	plain := filepath.Join(t.TempDir(), "plain")
 	git(t, "", "clone", "-q", origin, plain)
@@ -49,7 +49,7 @@ func TestAmendOnlyUnpushed(t *testing.T) {
 	}
 	write(t, dir, map[string]string{"b.txt": "b\n"})
 	git(t, dir, "add", "b.txt")
-	res, err := r.Amend(ctx, closed, "local, amended")
+	res, err := r.Amend(ctx, closed, amendSeen(t, r), "local, amended")
 	if err != nil || res.Was != local || res.OID == local || res.OID != headOID(t, dir) {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -60,7 +60,7 @@ func TestAmendOnlyUnpushed(t *testing.T) {
 		t.Fatalf("amended commit holds %q", files)
 	}
 	// The message alone, nothing staged: keeps the tree.
-	if _, err := r.Amend(ctx, closed, ""); err == nil {
+	if _, err := r.Amend(ctx, closed, amendSeen(t, r), ""); err == nil {
 		t.Fatal("amended with nothing to change")
 	} else {
 		wantRefusal(t, err, ErrNothingToAmend)
@@ -80,7 +80,7 @@ func TestAmendRevertRefuseMerge(t *testing.T) {
 	git(t, dir, "commit", "-q", "-m", "main")
 	git(t, dir, "merge", "-q", "--no-edit", "side")
 	r := open(t, dir)
-	_, err := r.Amend(ctx, closed, "new")
+	_, err := r.Amend(ctx, closed, amendSeen(t, r), "new")
 	wantRefusal(t, err, ErrMergeCommit)
 	_, err = r.Revert(ctx, closed, headOID(t, dir))
 	wantRefusal(t, err, ErrMergeCommit)
@@ -164,7 +164,7 @@ func TestAmendRefusesAStagedHardLink(t *testing.T) {
 	}
 	git(t, dir, "add", "notes.txt")
 	r := open(t, dir)
-	_, err := r.Amend(ctx, closed, "amended")
+	_, err := r.Amend(ctx, closed, amendSeen(t, r), "amended")
 	wantRefusal(t, err, ErrHardLinked, "notes.txt")
 	if strings.TrimSpace(git(t, dir, "log", "-1", "--format=%s")) != "local" {
 		t.Fatal("amended")

@@ -242,8 +242,11 @@ type StashApplied struct {
 }
 
 // StashApply applies (or, with pop, applies and drops) the stash s names.
-// Below the full grant a stash that changes a secret file is refused, as a
-// discard of one is: applying it would write a secret file the device may
+// A pop needs the full grant (it drops the stash, as git.stashDrop does);
+// a device's apply is refused while changes are staged (refuseStaged); a
+// closed apply is refused when the user's config defines a merge driver
+// (checkMerge), as a pull is. Below the full grant a stash that changes a
+// secret file is refused, as a discard of one is: applying it would write a secret file the device may
 // neither read nor change. For a closed gate one that changes a file behind
 // a switched-off filter driver is refused too (checkStashNames).
 func (r *Repo) StashApply(ctx context.Context, t trust.Trust, g trust.Grant, s StashRef, pop bool) (*StashApplied, error) {
@@ -256,8 +259,20 @@ func (r *Repo) StashApply(ctx context.Context, t trust.Trust, g trust.Grant, s S
 	if pop {
 		action = "pop a stash"
 	}
+	if pop && !t.IsDesktop() && !g.Allows(trust.Full) {
+		return nil, ErrPopNeedsFull
+	}
 	d, err := r.decide(ctx, t, changeGate, action)
 	if err != nil {
+		return nil, err
+	}
+	// An apply is a three-way merge of the stash into the work tree
+	// (git stash's do_apply_stash calls merge_ort_nonrecursive): a merge
+	// driver of the user's config that the attributes select would run.
+	if err := d.checkMerge(action); err != nil {
+		return nil, err
+	}
+	if err := r.refuseStaged(ctx, t, d); err != nil {
 		return nil, err
 	}
 	sel, err := r.resolveStash(ctx, t, d, s)
@@ -282,6 +297,37 @@ func (r *Repo) StashApply(ctx context.Context, t trust.Trust, g trust.Grant, s S
 		return nil, errors.Join(ErrStashInTheWay, err)
 	}
 	return nil, gitFailure(res, err)
+}
+
+// ErrPopNeedsFull: a pop drops the stash once applied, and a discard
+// after it would lose the stash's changes for good; dropping a stash is
+// full-only (git.stashDrop), so a pop is too.
+var ErrPopNeedsFull = refusal.New(refusal.Access, "pop needs full",
+	"Popping a stash also drops it from the stash list, which needs Full access on this computer, as dropping one does. Apply it instead (the stash is kept), or give this device Full access there.")
+
+// ErrStagedBeforeApply: a device's stash apply while changes are staged.
+var ErrStagedBeforeApply = refusal.New(refusal.Refused, "staged changes before a stash apply",
+	"Some changes are staged. A stash apply that stops on a conflict could then only be undone by throwing the staged changes away (git reset --merge), so commit or unstage them first.")
+
+// refuseStaged refuses a device's stash apply while the index differs from
+// HEAD. A conflicted apply leaves no operation file, and the only undo git
+// offers is reset --merge, which resets every index entry that differs from
+// HEAD (unpack_trees' twoway merge of builtin/reset.c keeps only unstaged
+// changes): changes staged before the apply would be lost. git's own
+// documentation of reset --merge says to use it only with nothing staged.
+// The desktop applies as plain git does.
+func (r *Repo) refuseStaged(ctx context.Context, t trust.Trust, d *decision) error {
+	if t.IsDesktop() {
+		return nil
+	}
+	res, err := r.run(ctx, t, d, call{sub: subDiff, opts: []string{"--cached", "--quiet"}, okExit: []int{1}})
+	if err != nil {
+		return err
+	}
+	if res.exit != 0 {
+		return ErrStagedBeforeApply
+	}
+	return nil
 }
 
 // ErrStashInTheWay: a file the stash adds (an untracked file of a -u stash)

@@ -48,7 +48,7 @@ func TestStashRoundTrip(t *testing.T) {
 			if err != nil || !strings.Contains(shown.Diff, "+two") || !strings.Contains(shown.Diff, "+fresh") || !shown.Untracked {
 				t.Fatalf("show: %v %+v", err, shown)
 			}
-			ap, err := r.StashApply(ctx, tr, trust.Control, StashRef{0, res.OID}, true)
+			ap, err := r.StashApply(ctx, tr, trust.Full, StashRef{0, res.OID}, true)
 			if err != nil || ap.Conflict || ap.Kept {
 				t.Fatalf("pop: %v %+v", err, ap)
 			}
@@ -170,7 +170,7 @@ func TestStashPopConflict(t *testing.T) {
 	write(t, dir, map[string]string{"a.txt": "committed\n"})
 	git(t, dir, "commit", "-q", "-am", "meanwhile")
 	r := open(t, dir)
-	res, err := r.StashApply(ctx, closed, trust.Control, StashRef{0, oid}, true)
+	res, err := r.StashApply(ctx, closed, trust.Full, StashRef{0, oid}, true)
 	if err != nil || !res.Conflict || !res.Kept {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -298,7 +298,7 @@ func TestStashApplyNewFileInTheWay(t *testing.T) {
 	oid := stashList(t, dir)[0]
 	write(t, dir, map[string]string{"new.txt": "in the way\n"})
 	r := open(t, dir)
-	_, err := r.StashApply(ctx, closed, trust.Control, StashRef{0, oid}, true)
+	_, err := r.StashApply(ctx, closed, trust.Full, StashRef{0, oid}, true)
 	wantRefusal(t, err, ErrStashInTheWay, "is in the work tree again")
 	if len(stashList(t, dir)) != 1 || read(t, filepath.Join(dir, "new.txt")) != "in the way\n" {
 		t.Fatal("the refused pop changed the checkout")

@@ -80,6 +80,28 @@ func stoppedRebase(e *Env, mainChangesC bool) {
 	e.Git(e.Dir, "add", "a.txt")
 }
 
+// seenOp is what git.conclude and git.abort take: the op and id
+// git.conflicts answers (gate's stateID: for a merge HEAD and MERGE_HEAD,
+// for a rebase the state folder's orig-head and onto).
+func seenOp(e *Env) map[string]any {
+	p := map[string]any{"target": "$target"}
+	oid := func(rev string) string { return strings.TrimSpace(e.Git(e.Dir, "rev-parse", rev)) }
+	if out, _ := e.Run(e.Dir, "rev-parse", "-q", "--verify", "MERGE_HEAD"); strings.TrimSpace(out) != "" {
+		p["op"], p["id"] = "merge", oid("HEAD")+"-"+oid("MERGE_HEAD")
+		return p
+	}
+	state := strings.TrimSpace(e.Git(e.Dir, "rev-parse", "--git-path", "rebase-merge"))
+	if !filepath.IsAbs(state) {
+		state = filepath.Join(e.Dir, state)
+	}
+	read := func(name string) string {
+		b, _ := os.ReadFile(filepath.Join(state, name))
+		return strings.TrimSpace(string(b))
+	}
+	p["op"], p["id"] = "rebase", read("orig-head")+"-"+read("onto")
+	return p
+}
+
 func continuePlain(e *Env) string {
 	out, _ := e.Run(e.Dir, "-c", "core.editor=true", "rebase", "--continue")
 	return out
@@ -112,11 +134,11 @@ var conflictCases = []Case{
 	{Name: "hook-pre-commit-on-conclude", Attack: "pre-commit and commit-msg hooks run when a phone concludes a merge",
 		Build:  func(e *Env) { stoppedMerge(e); e.Hook(e.Dir, "pre-commit"); e.Hook(e.Dir, "commit-msg") },
 		Plain:  func(e *Env) string { out, _ := e.Run(e.Dir, "commit", "--no-edit"); return out },
-		Method: "git.conclude", Params: target, Want: safe},
+		Method: "git.conclude", Params: seenOp, Want: safe},
 	{Name: "hook-post-rewrite-on-conclude", Attack: "a post-rewrite hook runs when a phone continues a rebase",
 		Build:  func(e *Env) { stoppedRebase(e, false); e.Hook(e.Dir, "post-rewrite") },
 		Plain:  continuePlain,
-		Method: "git.conclude", Params: target, Want: safe},
+		Method: "git.conclude", Params: seenOp, Want: safe},
 	{Name: "merge-driver-local-on-pull", Attack: "a merge driver the attributes choose, defined in the checkout's config, runs when a phone's pull merges",
 		Build: func(e *Env) {
 			bothMoved(e, true, map[string]string{"a.txt": "a\n", ".gitattributes": "*.txt merge=evil\n"}, "pull.rebase", "false")
@@ -131,6 +153,14 @@ var conflictCases = []Case{
 		},
 		Plain:  pullPlain,
 		Method: "git.pull", Params: target, Want: refused("defines a merge driver")},
+	{Name: "gpg-sign-opt-on-conclude", Attack: "a rebase's state asks to sign (rebase-merge/gpg_sign_opt, read after the config), so continuing it runs the user's gpg.program",
+		Build: func(e *Env) {
+			e.GlobalConfig("[gpg]\n\tprogram = " + e.Payload + "\n")
+			stoppedRebase(e, false)
+			e.Write(map[string]string{".git/rebase-merge/gpg_sign_opt": "-S\n"})
+		},
+		Plain:  continuePlain,
+		Method: "git.conclude", Params: seenOp, Want: refused("Finish it on the computer")},
 	{Name: "merge-driver-global-on-conclude", Attack: "a merge driver of the user's config runs when a phone continues a rebase that replays more commits",
 		Build: func(e *Env) {
 			e.GlobalConfig("[merge \"evil\"]\n\tdriver = " + e.Payload + " %O %A %B\n")
@@ -138,7 +168,7 @@ var conflictCases = []Case{
 			e.Write(map[string]string{".git/info/attributes": "* merge=evil\n"})
 		},
 		Plain:  continuePlain,
-		Method: "git.conclude", Params: target, Want: refused("defines a merge driver")},
+		Method: "git.conclude", Params: seenOp, Want: refused("defines a merge driver")},
 	{Name: "rerere-linked-postimage-on-pull", Attack: "rerere replays a recorded resolution whose postimage links to a file outside the checkout into the merged file",
 		Build: func(e *Env) { plantPostimage(e, os.Symlink) },
 		Plain: pullPlain, Fired: holdsOutsideSecret,

@@ -71,8 +71,9 @@ func stashPop(e *Env) map[string]any {
 	return p
 }
 
+// amendParams name the commit git.canAmend showed: HEAD on main.
 func amendParams(e *Env) map[string]any {
-	return map[string]any{"target": "$target", "message": "amended from the phone"}
+	return map[string]any{"target": "$target", "oid": e.Head(), "branch": "main", "message": "amended from the phone"}
 }
 
 func revertHead(e *Env) map[string]any {
@@ -87,7 +88,7 @@ var everydayCases = []Case{
 	{Name: "hook-post-index-change-on-stash-apply", Attack: "a post-index-change hook runs when a phone applies a stash",
 		Build: stashed("post-index-change"), Method: "git.stashApply", Grant: trust.Control, Params: stashRef, Want: safe},
 	{Name: "hook-reference-transaction-on-stash-pop", Attack: "the reference-transaction hook runs when a pop drops the stash",
-		Build: stashed("reference-transaction"), Method: "git.stashApply", Grant: trust.Control, Params: stashPop, Want: safe},
+		Build: stashed("reference-transaction"), Method: "git.stashApply", Grant: trust.Full, Params: stashPop, Want: safe},
 	{Name: "merge-driver-on-stash-apply", Attack: "a merge driver the attributes choose runs when a stash is applied onto a changed file",
 		Build: func(e *Env) {
 			attributed(e, "merge")
@@ -99,6 +100,30 @@ var everydayCases = []Case{
 			e.Config("merge.evil.driver", e.Payload+" %O %A %B")
 		},
 		Method: "git.stashApply", Grant: trust.Control, Params: stashRef, Want: refused(runsPrograms)},
+	{Name: "merge-driver-global-on-stash-apply", Attack: "a merge driver of the user's own config, chosen by the checkout's attributes, runs when a phone applies a stash onto a changed file",
+		Build: func(e *Env) {
+			e.GlobalConfig("[merge \"evil\"]\n\tdriver = " + e.Payload + " %O %A %B\n")
+			attributed(e, "merge")
+			e.Write(map[string]string{"a.txt": "stashed\n"})
+			e.Git(e.Dir, "stash", "push", "-q")
+			e.Var("stash", strings.TrimSpace(e.Git(e.Dir, "rev-parse", "refs/stash")))
+			e.Write(map[string]string{"a.txt": "committed\n"})
+			e.Git(e.Dir, "commit", "-q", "-am", "meanwhile")
+		},
+		Method: "git.stashApply", Grant: trust.Control, Params: stashRef, Want: refused("defines a merge driver")},
+	{Name: "merge-driver-global-on-revert", Attack: "a merge driver of the user's own config, chosen by the checkout's attributes, runs when a phone reverts a commit older than the file's last change",
+		Build: func(e *Env) {
+			e.GlobalConfig("[merge \"evil\"]\n\tdriver = " + e.Payload + " %O %A %B\n")
+			attributed(e, "merge")
+			e.Write(map[string]string{"a.txt": "1\n2\n3\n4\n5\n6\n"})
+			e.Git(e.Dir, "commit", "-q", "-am", "six")
+			e.Write(map[string]string{"a.txt": "TOP\n2\n3\n4\n5\n6\n"})
+			e.Git(e.Dir, "commit", "-q", "-am", "top")
+			e.Var("head", e.Head())
+			e.Write(map[string]string{"a.txt": "TOP\n2\n3\n4\n5\nBOTTOM\n"})
+			e.Git(e.Dir, "commit", "-q", "-am", "bottom")
+		},
+		Method: "git.revert", Params: revertHead, Want: refused("defines a merge driver")},
 	{Name: "textconv-on-stash-show", Attack: "a textconv program runs when a stash is shown",
 		Build: func(e *Env) {
 			attributed(e, "diff")

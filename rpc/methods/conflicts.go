@@ -10,6 +10,21 @@ import (
 	"github.com/gatehouse/gatehouse/trust"
 )
 
+// expectedParams name the operation in progress the device saw: git.conflicts's
+// op and id, checked against what is in progress before git runs.
+type expectedParams struct {
+	Target string `json:"target"`
+	Op     string `json:"op"`
+	ID     string `json:"id"`
+	rpc.SendID
+}
+
+func (p expectedParams) check() error {
+	return errors.Join(rpc.TextParam(p.Op, 32), rpc.TextParam(p.ID, 200))
+}
+
+func (p expectedParams) expected() gate.Expected { return gate.Expected{Op: p.Op, ID: p.ID} }
+
 // registerConflicts declares the methods that finish, from the phone, a
 // merge, rebase, cherry-pick, revert or stash apply stopped on a conflict.
 func registerConflicts(r *rpc.Registry) error {
@@ -42,7 +57,7 @@ func registerConflicts(r *rpc.Registry) error {
 				return res, nil
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.resolve", Scope: trust.Control, Lane: rpc.LaneOrdered, Wait: 20 * time.Second,
-			Reply: "{remaining}", Note: "hash: git.conflicts {path}'s; exactly one of take (ours, theirs, asIs), regions (ours, theirs or both per region) and text; asIs is refused while git finds conflict markers in the file, unless keepMarkers"},
+			Reply: "{remaining}", Note: "hash: git.conflicts {path}'s; exactly one of take (ours, theirs, asIs), regions (ours, theirs or both per region) and text; asIs is refused while git finds conflict markers in the file, unless keepMarkers; text needs full, as editing a file does"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target  string   `json:"target"`
 				Path    string   `json:"path"`
@@ -61,22 +76,28 @@ func registerConflicts(r *rpc.Registry) error {
 				return repo.Resolve(ctx, c.Trust, c.Grant, gate.ResolveOptions{Path: p.Path, Hash: p.Hash, Take: p.Take, Regions: p.Regions, Text: p.Text, KeepMarkers: p.KeepMarkers})
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.conclude", Scope: trust.Full, Lane: rpc.LaneBackground, Wait: 90 * time.Second,
-			Reply: "{oid, progress, conflicted?}", Note: "commits a merge with git's message, or continues a rebase, cherry-pick or revert; a rebase may stop again"},
-			func(ctx context.Context, c *rpc.Call, p onceParams) (any, error) {
+			Reply: "{oid, progress, conflicted?}", Note: "op, id: git.conflicts's, refused when another operation is in progress now; commits a merge with git's message, or continues a rebase, cherry-pick or revert; a rebase may stop again"},
+			func(ctx context.Context, c *rpc.Call, p expectedParams) (any, error) {
+				if err := p.check(); err != nil {
+					return nil, err
+				}
 				_, repo, err := repoOf(c, p.Target)
 				if err != nil {
 					return nil, err
 				}
-				return repo.Conclude(ctx, c.Trust)
+				return repo.Conclude(ctx, c.Trust, p.expected())
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.abort", Scope: trust.Full, Lane: rpc.LaneBackground, Wait: 90 * time.Second,
-			Reply: "{oid, progress}", Note: "merge, rebase, cherry-pick or revert --abort; a conflicted stash apply: reset --merge, the stash kept"},
-			func(ctx context.Context, c *rpc.Call, p onceParams) (any, error) {
+			Reply: "{oid, progress}", Note: "op, id: git.conflicts's, refused when another operation is in progress now; merge, rebase, cherry-pick or revert --abort; a conflicted stash apply: reset --merge, the stash kept, changes staged before it not"},
+			func(ctx context.Context, c *rpc.Call, p expectedParams) (any, error) {
+				if err := p.check(); err != nil {
+					return nil, err
+				}
 				_, repo, err := repoOf(c, p.Target)
 				if err != nil {
 					return nil, err
 				}
-				return repo.Abort(ctx, c.Trust)
+				return repo.Abort(ctx, c.Trust, p.expected())
 			}),
 	)
 }

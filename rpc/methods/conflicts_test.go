@@ -64,7 +64,10 @@ func TestConflictsOverTheProtocol(t *testing.T) {
 		OID      string
 		Progress struct{ Op string }
 	}
-	full.ok(t, "git.conclude", map[string]any{"target": fid, "sendId": "conclude-1"}, &done)
+	var seen struct{ Op, ID string }
+	full.ok(t, "git.conflicts", map[string]any{"target": fid}, &seen)
+	full.refused(t, "git.conclude", map[string]any{"target": fid, "sendId": "conclude-0", "op": "rebase", "id": seen.ID}, rpc.CodeConflict, "changed since this page read it")
+	full.ok(t, "git.conclude", map[string]any{"target": fid, "sendId": "conclude-1", "op": seen.Op, "id": seen.ID}, &done)
 	if done.Progress.Op != "" || len(done.OID) != 40 || gittest.Git(t, dir, "status", "--porcelain") != "" {
 		t.Fatalf("conclude: %+v", done)
 	}

@@ -73,7 +73,7 @@ func registerEveryday(r *rpc.Registry) error {
 				return repo.StashPush(ctx, c.Trust, c.Grant, gate.StashOptions{Message: p.Message, Untracked: p.Untracked})
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.stashApply", Scope: trust.Control, Lane: rpc.LaneOrdered, Wait: 20 * time.Second,
-			Reply: "{conflict?, kept}", Note: "pop: drop it once applied; a conflict keeps it and leaves the index unmerged"},
+			Reply: "{conflict?, kept}", Note: "pop: drop it once applied, needs full as git.stashDrop does; a conflict keeps it and leaves the index unmerged; refused for a device while changes are staged"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				stashParams
 				Pop bool `json:"pop,omitempty"`
@@ -94,7 +94,7 @@ func registerEveryday(r *rpc.Registry) error {
 				return struct{}{}, repo.StashDrop(ctx, c.Trust, p.ref())
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.canAmend", Scope: trust.View, Lane: rpc.LaneRead, ReadOnly: true,
-			Reply: "{ok, oid?, subject?, reason?}", Note: "reason: the sentence git.amend would refuse with (pushed, a merge, detached)"},
+			Reply: "{ok, oid?, branch?, subject?, reason?}", Note: "oid, branch: what git.amend takes back; reason: the sentence git.amend would refuse with (pushed, tagged, a merge, detached)"},
 			func(ctx context.Context, c *rpc.Call, p targetParams) (any, error) {
 				_, repo, err := repoOf(c, p.Target)
 				if err != nil {
@@ -103,17 +103,22 @@ func registerEveryday(r *rpc.Registry) error {
 				return repo.CanAmend(ctx, c.Trust)
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.amend", Scope: trust.Full, Lane: rpc.LaneBackground, Wait: 90 * time.Second,
-			Reply: "{oid, was}", Note: "message: \"\" keeps the old one; what is staged joins the commit; refused once the commit is pushed"},
+			Reply: "{oid, was}", Note: "oid, branch: git.canAmend's, refused when HEAD is another commit or branch now; message: \"\" keeps the old one; what is staged joins the commit; refused once the commit is pushed or tagged"},
 			func(ctx context.Context, c *rpc.Call, p struct {
 				Target  string `json:"target"`
+				OID     string `json:"oid"`
+				Branch  string `json:"branch"`
 				Message string `json:"message,omitempty"`
 				rpc.SendID
 			}) (any, error) {
+				if err := rpc.TextParam(p.Branch, 255); err != nil {
+					return nil, err
+				}
 				_, repo, err := repoOf(c, p.Target)
 				if err != nil {
 					return nil, err
 				}
-				return repo.Amend(ctx, c.Trust, p.Message)
+				return repo.Amend(ctx, c.Trust, gate.AmendTarget{OID: p.OID, Branch: p.Branch}, p.Message)
 			}),
 		rpc.Register(r, rpc.Method{Name: "git.revert", Scope: trust.Full, Lane: rpc.LaneBackground, Wait: 90 * time.Second,
 			Reply: "{oid?, conflict?}", Note: "a commit in HEAD's history, not a merge; a conflict leaves REVERT_HEAD and the unmerged index"},

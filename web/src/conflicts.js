@@ -3,13 +3,15 @@
 // regions as git's own merge-file cut them (ours, the base, theirs, and the
 // lines around them), and resolving them: per region Take ours / Take
 // theirs / Take both, per file Take ours / Take theirs (git checkout
-// --ours/--theirs, "Whole file: ours"), an editor for the whole result, Mark resolved as the
-// file is now; then Conclude (commit the merge, continue the rebase) or
-// Abort, after a confirmation naming what it throws away. Every resolution
-// carries the hash of what this screen showed, so a file changed on the
+// --ours/--theirs, "Whole file: ours"), an editor for the whole result (full
+// access only: it is editing the file), Mark resolved as the file is now;
+// then Conclude (commit the merge, continue the rebase) or Abort, after a
+// confirmation naming what it throws away. Every resolution carries the hash
+// of what this screen showed, and Conclude and Abort the op and id of the
+// operation it showed, so a file changed or an operation started on the
 // computer since is refused with the host's sentence.
 import { h } from './dom.js';
-import { state, run, once, quiet, note, action, setTitle, show, go, refresh, place, tabs } from './ui.js';
+import { state, run, once, quiet, note, action, fullReason, setTitle, show, go, refresh, place, tabs } from './ui.js';
 import { at } from './routes.js';
 
 const DOING = { merge: 'Merging', rebase: 'Rebasing', 'cherry-pick': 'Cherry-picking', revert: 'Reverting', unmerged: 'A stash apply stopped', am: 'Applying patches' };
@@ -94,7 +96,7 @@ function drawFile(p, box, d, st) {
     regions.length ? resolveChosen : null,
     action('Whole file: ours', 'git.resolve', () => resolve(p, d, { take: 'ours' }), { 'aria-label': `Whole file: ours, for ${d.path}` }),
     action('Whole file: theirs', 'git.resolve', () => resolve(p, d, { take: 'theirs' }), { 'aria-label': `Whole file: theirs, for ${d.path}` }),
-    d.segments ? action('Edit the result', 'git.resolve', () => openEditor(p, d, editor, choices), { 'aria-label': `Edit the result: ${d.path}` }) : null,
+    d.segments ? action('Edit the result', 'git.resolve', () => openEditor(p, d, editor, choices), { 'aria-label': `Edit the result: ${d.path}` }, fullReason('git.resolve')) : null,
     action('Mark resolved as it is', 'git.resolve', () => {
       // git still finds conflict markers in the file: committing it as it
       // is would keep them, so the person says so first.
@@ -175,7 +177,7 @@ async function resolve(p, d, how) {
 }
 
 async function conclude(p, c) {
-  const res = await once('git.conclude', { target: p.id }).catch(() => null);
+  const res = await once('git.conclude', { target: p.id, op: c.op, id: c.id }).catch(() => null);
   if (!res) return;
   await refresh();
   if (res.progress && res.progress.op) note(`${DOING[res.progress.op]} stopped again: ${res.conflicted} conflicted file${res.conflicted === 1 ? '' : 's'}.`);
@@ -184,7 +186,7 @@ async function conclude(p, c) {
 
 async function abort(p, c) {
   if (!confirm(`Abort? ${c.abortNote}`)) return;
-  const res = await once('git.abort', { target: p.id }).catch(() => null);
+  const res = await once('git.abort', { target: p.id, op: c.op, id: c.id }).catch(() => null);
   if (!res) return;
   await refresh();
   note(`Aborted the ${c.op === 'unmerged' ? 'stash apply' : c.op}.`);

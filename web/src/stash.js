@@ -6,7 +6,7 @@
 // its reason when the last commit is pushed.
 import { h } from './dom.js';
 import { parseDiff, renderDiff } from './diff.js';
-import { run, once, setTitle, show, go, place, pages, ago, pref, note, clearNotes, refresh, action, disable, allowed, reason, tabs } from './ui.js';
+import { run, once, setTitle, show, go, place, pages, ago, pref, note, clearNotes, refresh, action, disable, allowed, reason, fullReason, tabs } from './ui.js';
 import { at } from './routes.js';
 
 // stashControls is the changes screen's stash form: a message, whether new
@@ -64,7 +64,7 @@ function stashRow(p, s) {
       h('span', { class: 'muted small' }, s.branch ? `on ${s.branch} · ` : '', h('time', { datetime: s.date, title: s.date }, ago(s.date)))),
     h('div', { class: 'row' },
       action('Apply', 'git.stashApply', () => run('git.stashApply', ref).then((r) => applied(r, false), () => {}), { 'aria-label': `Apply ${label}` }),
-      action('Pop', 'git.stashApply', () => run('git.stashApply', { ...ref, pop: true }).then((r) => applied(r, true), () => {}), { 'aria-label': `Pop ${label}` }),
+      action('Pop', 'git.stashApply', () => run('git.stashApply', { ...ref, pop: true }).then((r) => applied(r, true), () => {}), { 'aria-label': `Pop ${label}` }, fullReason('git.stashApply')),
       action('Drop', 'git.stashDrop', () => {
         if (!confirm(`Drop the stash "${label}"? Its changes are deleted and cannot be brought back.`)) return undefined;
         return run('git.stashDrop', ref).then(async () => { await refresh(); note(`Dropped "${label}".`); }, () => {});
@@ -90,13 +90,16 @@ export async function stashView(p, s) {
 
 // amendButton is the commit form's Amend last commit: the computer says
 // first whether the last commit may be amended, and the button is disabled
-// with its reason when it may not (pushed, a merge, no branch).
+// with its reason when it may not (pushed, tagged, a merge, no branch). The
+// amend names the commit and branch the computer showed, so a branch
+// switched to there since is refused, not rewritten.
 export function amendButton(p, msg, done) {
   const btn = h('button', { type: 'button', onclick: async () => {
     clearNotes();
     const message = msg.value.trim();
     if (!confirm(`Replace the last commit "${btn.dataset.subject}" with ${message ? 'this message' : 'its own message'} and what is staged?`)) return;
-    const res = await once('git.amend', { target: p.id, message: message || undefined }).catch(() => null);
+    const seen = { oid: btn.dataset.oid, branch: btn.dataset.branch };
+    const res = await once('git.amend', { target: p.id, ...seen, message: message || undefined }).catch(() => null);
     if (res) done(res);
   } }, 'Amend last commit');
   const slot = h('span', { class: 'amend' }, btn);
@@ -108,6 +111,8 @@ export function amendButton(p, msg, done) {
   btn.disabled = true;
   run('git.canAmend', { target: p.id }).then((a) => {
     btn.dataset.subject = a.subject || '';
+    btn.dataset.oid = a.oid || '';
+    btn.dataset.branch = a.branch || '';
     if (a.ok) btn.disabled = false;
     else disable(btn, a.reason);
   }, () => {});

@@ -100,6 +100,17 @@ export function reason(method) {
   return '';
 }
 
+// fullReason is reason for what needs the full grant within a method that
+// needs less: a pop within git.stashApply (it drops the stash, as
+// git.stashDrop does), the text form of git.resolve (editing the file, as
+// files.write). The computer refuses them below full with the same words.
+export function fullReason(method) {
+  const r = reason(method);
+  if (r) return r;
+  const have = state.hello.access;
+  return have === 'full' ? '' : `needs full access; this device has ${have || 'no'} access`;
+}
+
 // disable makes button a control that cannot be used here and says why
 // where it is: disabled (and aria-disabled), the reason shown beside it in
 // words and linked as its description (aria-describedby), so a screen
