@@ -77,7 +77,10 @@ func (r *Repo) Conclude(ctx context.Context, t trust.Trust, want Expected) (*Con
 	var c call
 	switch p.Op {
 	case OpMerge:
-		c = call{sub: subCommit, opts: []string{"--no-edit", "-q"}}
+		// --cleanup=strip: the message git prepared, as the person's editor
+		// would commit it. Without an editor git keeps '#' lines, so the
+		// "# Conflicts:" list it writes went into the commit.
+		c = call{sub: subCommit, opts: []string{"--no-edit", "--cleanup=strip", "-q"}}
 		if t.Closed() {
 			c.opts = append(c.opts, "--no-verify", "--no-gpg-sign")
 		}

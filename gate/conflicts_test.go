@@ -338,6 +338,11 @@ func TestConcludeMergeAndRebase(t *testing.T) {
 	if _, err := r.Resolve(ctx, closed, trust.Control, ResolveOptions{Path: "f.txt", Hash: d.Hash, Take: "theirs"}); err != nil {
 		t.Fatal(err)
 	}
+	// git prepared a message listing the conflicts as '#' lines, which
+	// git commit --no-edit keeps (no editor strips them).
+	if prepared := read(t, filepath.Join(dir, ".git", "MERGE_MSG")); !strings.Contains(prepared, "# Conflicts:") {
+		t.Fatalf("not reproduced: git prepared %q", prepared)
+	}
 	res, err := r.Conclude(ctx, closed, seen(t, r, closed))
 	if err != nil || res.Progress.Op != "" {
 		t.Fatalf("conclude: %+v %v", res, err)
@@ -345,7 +350,7 @@ func TestConcludeMergeAndRebase(t *testing.T) {
 	if parents := strings.Fields(git(t, dir, "log", "-1", "--format=%P")); len(parents) != 2 {
 		t.Fatalf("not a merge commit: %v", parents)
 	}
-	if msg := git(t, dir, "log", "-1", "--format=%s"); msg != "Merge branch 'side'\n" {
+	if msg := git(t, dir, "log", "-1", "--format=%B"); msg != "Merge branch 'side'\n\n" {
 		t.Fatalf("message %q", msg)
 	}
 	_, err = r.Conclude(ctx, closed, seen(t, r, closed))

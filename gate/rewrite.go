@@ -38,7 +38,7 @@ var (
 	ErrPushed = refusal.New(refusal.Refused, "commit already pushed",
 		"The last commit is already pushed; amending it would rewrite history others have: make a new commit instead.")
 	ErrMergeCommit = refusal.New(refusal.Refused, "merge commit",
-		"This is a merge commit; amend or revert a merge on the computer, where you can choose its parent.")
+		"This is a merge commit; revert a merge on the computer, where you can choose which parent to keep.")
 	ErrTagged = refusal.New(refusal.Refused, "commit tagged",
 		"The last commit is tagged; amending it would leave the tag on the old commit. Make a new commit instead.")
 	ErrNothingToAmend = refusal.New(refusal.Refused, "nothing to amend",
@@ -107,7 +107,7 @@ func (r *Repo) amendable(ctx context.Context, t trust.Trust, d *decision) (*amen
 		return info, err
 	}
 	if len(parents) > 1 {
-		return info, ErrMergeCommit
+		return info, refusal.Errorf(ErrMergeCommit, "The last commit is a merge; amend a merge on the computer.")
 	}
 	res, err := r.run(ctx, t, d, call{sub: subForEachRef, opts: []string{"--count=1", "--format=%(refname)", "--contains=" + st.Head, "refs/remotes/"}})
 	if err != nil {

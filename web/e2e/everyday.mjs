@@ -162,6 +162,21 @@ try {
   await screen(control, 'stash-refused');
   step('an apply in the way of a new file is refused beside its button; the stash is kept');
 
+  // A pop that stops on a conflict: resolved from the conflicts screen, the
+  // stash is still listed, and the page says so.
+  execFileSync('sh', ['-c', `cd "${REPO}" && rm -f b2.txt && git stash drop -q && git reset -q --hard && echo "the stash's side" > a.txt && git stash push -q -m clashing -- a.txt && echo "the commit's side" > a.txt && git commit -qam "the commit's side"`]);
+  await page.evaluate(() => { location.hash = location.hash.replace(/^(#\/(?:c\/[0-9]+\/)?p\/[^/]+)\/.*$/, '$1/stashes'); });
+  const clash = page.getByRole('list', { name: 'Stashes' }).getByRole('listitem').filter({ hasText: 'clashing' });
+  await clash.getByRole('button', { name: 'Pop clashing', exact: true }).click();
+  await page.getByText(/^Stopped on a conflict: .*The stash is kept \(a pop drops it only once it applies cleanly\)/).waitFor({ timeout: 30000 });
+  await page.evaluate(() => { location.hash = location.hash.replace(/^(#\/(?:c\/[0-9]+\/)?p\/[^/]+)\/.*$/, '$1/conflicts'); });
+  await page.getByRole('button', { name: 'Whole file: ours, for a.txt' }).click();
+  await page.getByText(/^Resolved a\.txt\. No file is in conflict any more\. The stash you applied is still in the Stashes list/).waitFor({ timeout: 30000 });
+  check(git('stash', 'list', '--format=%gs').includes('clashing'), 'the stash a conflicted pop applied is gone');
+  check(git('ls-files', '-u') === '', `files are still in conflict:\n${git('ls-files', '-u')}`);
+  await screen(page, 'stash-pop-resolved');
+  step('a pop that stopped on a conflict: resolved, and the page says the stash is kept; git agrees');
+
   check(!errors.length, `the page logged errors: ${errors.join('; ')}`);
   console.log(`ok: ${screens.length} screens photographed and checked: ${screens.join(', ')}`);
 } catch (e) {

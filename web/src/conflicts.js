@@ -36,12 +36,18 @@ function headline(c) {
   return `${DOING[c.op] || 'In progress'}${c.title ? ` (${c.title})` : ''}`;
 }
 
+// shownOp is what the conflicts screen last showed in progress: once a
+// stash apply's last file is resolved nothing is, and the note after it
+// still says the stash was kept.
+let shownOp = '';
+
 export async function conflicts(p, st = {}) {
   place(at.conflicts(p));
   state.onChange = null;
   setTitle(p.name, true);
   const c = await run('git.conflicts', { target: p.id }).catch(() => null);
   if (!c) return;
+  shownOp = c.op || '';
   if (!c.op) {
     return show(tabs(p, 'changes'), h('h2', {}, 'Conflicts'), h('p', { class: 'muted' }, 'Nothing is in progress in this checkout.'));
   }
@@ -164,16 +170,22 @@ function openEditor(p, d, editor, choices) {
   const area = h('textarea', { id, class: 'editor', spellcheck: 'false', rows: 12 });
   area.value = text;
   editor.hidden = false;
-  editor.replaceChildren(h('label', { for: id }, `The result for ${d.path}`), area,
+  const from = choices.some(Boolean) ? 'your choices so far, ours where none is made' : 'ours for every region';
+  editor.replaceChildren(h('label', { for: id }, `The result for ${d.path}`),
+    h('p', { class: 'muted small' }, `Started from ${from}. Edit it to what the file should be.`), area,
     h('div', { class: 'row' }, action('Save the result', 'git.resolve', () => resolve(p, d, { text: area.value }), { class: 'primary' })));
   area.focus();
 }
 
 async function resolve(p, d, how) {
+  const op = shownOp; // the redraw below reads what is in progress now
   const res = await run('git.resolve', { target: p.id, path: d.path, hash: d.hash, ...how }).catch(() => null);
   if (!res) return;
   await refresh();
-  note(`Resolved ${d.path}. ${res.remaining ? `${res.remaining} file${res.remaining === 1 ? '' : 's'} still in conflict.` : 'No file is in conflict any more.'}`);
+  // A stash apply has nothing to conclude: once nothing is in conflict it
+  // is done, and git keeps the stash (a pop that stopped did not drop it).
+  const stash = op === 'unmerged' && !res.remaining ? ' The stash you applied is still in the Stashes list: drop it there once you no longer need it.' : '';
+  note(`Resolved ${d.path}. ${res.remaining ? `${res.remaining} file${res.remaining === 1 ? '' : 's'} still in conflict.` : 'No file is in conflict any more.'}${stash}`);
 }
 
 async function conclude(p, c) {
