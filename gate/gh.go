@@ -232,9 +232,15 @@ func ghFailure(stderr string, r *Repo) error {
 	if i := strings.IndexByte(line, '\n'); i >= 0 {
 		line = line[:i]
 	}
+	// A control character is taken out, not turned into a space: one
+	// printed inside a token ("gh\rp_…") would split it into words the
+	// masking no longer reads as a token.
 	line = strings.Map(func(c rune) rune {
-		if unicode.IsControl(c) {
+		switch {
+		case c == '\t':
 			return ' '
+		case unicode.IsControl(c):
+			return -1
 		}
 		return c
 	}, line)

@@ -87,3 +87,16 @@ func TestNamesAndAddressMasked(t *testing.T) {
 		}
 	}
 }
+
+// A control character printed inside a token (a carriage return: "gh\rp_…")
+// was turned into a space, which split the token into words the masking no
+// longer read as one; it is now taken out (a second red team's finding).
+func TestGHFailureControlInsideAToken(t *testing.T) {
+	gittest.Home(t, "")
+	dir := repoWith(t, map[string]string{"a.txt": "a\n"}, "remote.origin.url", "https://github.com/octo/hello.git")
+	const body = "p_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	_, err := Item(ctx, openGH(t, dir, newRecordingGH(t, dir, "error: bad token gh\r"+body)), closed, "issue", 1)
+	if s := refusal.Sentence(err); strings.Contains(s, body) || !strings.Contains(s, "***") {
+		t.Fatalf("the device reads %q", s)
+	}
+}

@@ -17,8 +17,10 @@
 //     ids, Stripe's sk_/rk_ live and test keys, Google's AIza keys, npm_,
 //     OpenAI's sk-), each as a prefix and at least the shortest body the
 //     scanner allows, so a longer token is masked whole;
-//   - a URL's password, and NAME=value or NAME: value where the name says
-//     it holds a secret (the names .env files and CI settings use).
+//   - a PuTTY key file, from its first line to its Private-MAC line;
+//   - a URL's password, NAME=value or NAME: value where the name says it
+//     holds a secret (the names .env files and CI settings use), and a long
+//     word after token, bearer, password or secret and a space.
 //
 // Known limits. A secret printed bare in no known form stays: this is a
 // list, and no list is complete (GitHub masks in a run's log the secrets it
@@ -42,9 +44,12 @@ const Mask = "***"
 // keyBegin and keyEnd are a PEM private key's armour lines, as gitleaks'
 // private-key rule spells them (any case, any kind of key up to 100
 // characters, "PRIVATE KEY BLOCK" for PGP).
+// A PuTTY key file (.ppk, PuTTY's sshpubk.c) is a block too: from its
+// first line to its Private-MAC line, the MAC included; its private lines
+// are base64 with no armour of their own.
 var (
-	keyBegin = regexp.MustCompile(`(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
-	keyEnd   = regexp.MustCompile(`(?i)-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
+	keyBegin = regexp.MustCompile(`(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d+:`)
+	keyEnd   = regexp.MustCompile(`(?i)-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|Private-MAC:[ \t]*[0-9A-Fa-f]*`)
 )
 
 // logPrefix is what a CI log puts before each line and is kept on a
@@ -67,6 +72,11 @@ var tokens = regexp.MustCompile(strings.Join([]string{
 	`npm_[A-Za-z0-9]{36}`,                             // npm-access-token
 	`sk-[A-Za-z0-9_-]{20,}`,                           // openai-api-key and look-alikes
 }, "|"))
+
+// spoken is a credential after a word that names it and a space, as error
+// messages put it ("token 0123…", "Bearer eyJ…"): the value is masked when
+// it is one word of at least 20 characters, as a token is.
+var spoken = regexp.MustCompile(`(?i)(\b(?:token|bearer|password|secret)\s+)([A-Za-z0-9_\-./+=]{20,})`)
 
 // urlPassword is the password in scheme://user:password@host.
 var urlPassword = regexp.MustCompile(`(://[^/\s:@]+:)[^@\s/]+@`)
@@ -110,13 +120,6 @@ func Lines(lines []string) int {
 	return n
 }
 
-// Text masks text of any number of lines, as Lines does.
-func Text(s string) string {
-	lines := strings.Split(s, "\n")
-	Lines(lines)
-	return strings.Join(lines, "\n")
-}
-
 // line masks s, inside a key's block when inKey (from the previous line),
 // and says whether the block goes on past it.
 func line(s string, inKey bool) (string, bool) {
@@ -153,6 +156,7 @@ func keep(s string) string {
 // outside a key's block.
 func values(s string) string {
 	s = tokens.ReplaceAllString(s, Mask)
+	s = spoken.ReplaceAllString(s, "${1}"+Mask)
 	s = urlPassword.ReplaceAllString(s, "${1}"+Mask+"@")
 	return assignment.ReplaceAllString(s, "${1}"+Mask)
 }

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -79,28 +80,30 @@ func TestKeyOnOneLine(t *testing.T) {
 // Tokens in the forms gitleaks lists, a URL's password and NAME=value.
 func TestValues(t *testing.T) {
 	for in, want := range map[string]string{
-		"token ghp_0123456789abcdefghijABCDEFGHIJ012345 used":   "token *** used",
-		"gho_0123456789abcdefghijABCDEFGHIJ012345":              "***",
-		"ghs_0123456789abcdefghijABCDEFGHIJ012345,":             "***,",
-		"ghu_0123456789abcdefghijABCDEFGHIJ012345":              "***",
-		"ghr_0123456789abcdefghijABCDEFGHIJ012345":              "***",
-		"github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuv": "***",
-		"glpat-abcdefghij0123456789":                            "***",
-		"xoxb-1234567890-1234567890-abcdefABCDEF":               "***",
-		"xoxp-1234567890-1234567890-1234567890-abcdef":          "***",
-		"xapp-1-A0123456789-0123456789-abcdef":                  "***",
-		"AWS AKIAIOSFODNN7EXAMPLE":                              "AWS ***",
-		"sk_live_0123456789abcdef":                              "***",
-		"rk_test_0123456789abcdef":                              "***",
-		"AIzaSyA0123456789abcdefghijklmnopqrstuv":               "***",
-		"npm_0123456789abcdefghijklmnopqrstuvwxyz":              "***",
-		"sk-proj-0123456789abcdefghij":                          "***",
-		"export API_KEY=\"abc def\"":                            "export API_KEY=***",
-		"Authorization: Bearer abcdefghijkl":                    "Authorization: Bearer ***",
-		"git clone https://user:pa55@example.com/x":             "git clone https://user:***@example.com/x",
-		"author: alice":                                         "author: alice",
-		"TOKEN=***":                                             "TOKEN=***",
-		"ghp_short":                                             "ghp_short",
+		"token ghp_0123456789abcdefghijABCDEFGHIJ012345 used":             "token *** used",
+		"gho_0123456789abcdefghijABCDEFGHIJ012345":                        "***",
+		"ghs_0123456789abcdefghijABCDEFGHIJ012345,":                       "***,",
+		"ghu_0123456789abcdefghijABCDEFGHIJ012345":                        "***",
+		"ghr_0123456789abcdefghijABCDEFGHIJ012345":                        "***",
+		"github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuv":           "***",
+		"glpat-abcdefghij0123456789":                                      "***",
+		"xoxb-1234567890-1234567890-abcdefABCDEF":                         "***",
+		"xoxp-1234567890-1234567890-1234567890-abcdef":                    "***",
+		"xapp-1-A0123456789-0123456789-abcdef":                            "***",
+		"AWS AKIAIOSFODNN7EXAMPLE":                                        "AWS ***",
+		"sk_live_0123456789abcdef":                                        "***",
+		"rk_test_0123456789abcdef":                                        "***",
+		"AIzaSyA0123456789abcdefghijklmnopqrstuv":                         "***",
+		"npm_0123456789abcdefghijklmnopqrstuvwxyz":                        "***",
+		"sk-proj-0123456789abcdefghij":                                    "***",
+		"export API_KEY=\"abc def\"":                                      "export API_KEY=***",
+		"Authorization: Bearer abcdefghijkl":                              "Authorization: Bearer ***",
+		"git clone https://user:pa55@example.com/x":                       "git clone https://user:***@example.com/x",
+		"author: alice":                                                   "author: alice",
+		"TOKEN=***":                                                       "TOKEN=***",
+		"ghp_short":                                                       "ghp_short",
+		"bad credentials: token 0123456789abcdef0123456789abcdef01234567": "bad credentials: token ***",
+		"an invalid token was given":                                      "an invalid token was given",
 	} {
 		got, hit := Line(in)
 		if got != want || hit != (in != want) {
@@ -124,4 +127,44 @@ func FuzzLines(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Text masks text of any number of lines, as Lines does.
+func Text(s string) string {
+	lines := strings.Split(s, "\n")
+	Lines(lines)
+	return strings.Join(lines, "\n")
+}
+
+// A PuTTY key file is masked from its first line to its Private-MAC line,
+// the MAC included, with a log line's timestamp kept (a second red team
+// found its private line in clear in a job's log).
+func TestPuTTYKey(t *testing.T) {
+	const private = "AAAAIKxyzSecretPrivatePartOfTheKey0123456789abcd"
+	log := []string{
+		"2026-12-02T07:00:00.0000000Z PuTTY-User-Key-File-3: ssh-ed25519",
+		"2026-12-02T07:00:00.0000000Z Encryption: none",
+		"2026-12-02T07:00:00.0000000Z Comment: ed25519-key",
+		"2026-12-02T07:00:00.0000000Z Public-Lines: 2",
+		"2026-12-02T07:00:00.0000000Z AAAAC3NzaC1lZDI1NTE5AAAAIPublicPart",
+		"2026-12-02T07:00:00.0000000Z Private-Lines: 1",
+		"2026-12-02T07:00:00.0000000Z " + private,
+		"2026-12-02T07:00:00.0000000Z Private-MAC: 0123456789abcdef0123456789abcdef",
+		"2026-12-02T07:00:01.0000000Z next step",
+	}
+	restore := OffForTest()
+	plain := slices.Clone(log)
+	Lines(plain)
+	restore()
+	if !strings.Contains(strings.Join(plain, "\n"), private) {
+		t.Fatal("not reproduced: without masking the private line is gone")
+	}
+	Lines(log)
+	all := strings.Join(log, "\n")
+	if strings.Contains(all, private) || strings.Contains(all, "0123456789abcdef0123456789abcdef") {
+		t.Fatalf("the key's private part or MAC survives:\n%s", all)
+	}
+	if log[8] != "2026-12-02T07:00:01.0000000Z next step" || !strings.HasPrefix(log[6], "2026-12-02T07:00:00.0000000Z ") {
+		t.Fatalf("what follows the key, or a line's timestamp, is lost:\n%s", all)
+	}
 }
