@@ -1,6 +1,9 @@
 package gate
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -335,4 +338,84 @@ func TestAmendRefusesATaggedCommit(t *testing.T) {
 	if _, err := r.Amend(ctx, closed, amendSeen(t, r), "untagged now"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// The id a device concludes or aborts by covers everything git would act
+// on, found by a second red team: an id of HEAD alone (a conflicted stash
+// apply) let an abort throw away what was staged at the computer after
+// the phone looked; one of a rebase's orig-head and onto let a rebase
+// started again with another todo (a commit dropped) be concluded; one of
+// MERGE_HEAD's first line let a head added to it be committed as an
+// octopus. Each is shown matching the old id's parts, then refused.
+func TestTheIDCoversWhatConcludeAndAbortActOn(t *testing.T) {
+	gittest.Home(t, "")
+	t.Run("staged at the computer during a stash apply", func(t *testing.T) {
+		dir := gittest.Init(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
+		write(t, dir, map[string]string{"a.txt": "stashed\n"})
+		git(t, dir, "stash", "push", "-q")
+		write(t, dir, map[string]string{"a.txt": "committed\n"})
+		git(t, dir, "commit", "-qam", "committed")
+		git(t, dir, "!", "stash", "apply")
+		r := open(t, dir)
+		head := git(t, dir, "rev-parse", "HEAD")
+		saw := seen(t, r, closed)
+		if saw.Op != OpUnmerged {
+			t.Fatalf("seen %+v", saw)
+		}
+		write(t, dir, map[string]string{"b.txt": "staged at the desk\n", "new.txt": "new at the desk\n"})
+		git(t, dir, "add", "b.txt", "new.txt")
+		if git(t, dir, "rev-parse", "HEAD") != head {
+			t.Fatal("not reproduced: HEAD moved, so an id of HEAD alone would change")
+		}
+		_, err := r.Abort(ctx, closed, saw)
+		wantRefusal(t, err, ErrOpChanged)
+		if read(t, filepath.Join(dir, "b.txt")) != "staged at the desk\n" || read(t, filepath.Join(dir, "new.txt")) != "new at the desk\n" {
+			t.Fatal("a refused abort changed the desk's work")
+		}
+		// What the abort does once the device has seen this state: the
+		// staged work goes, as its note says.
+		if _, err := r.Abort(ctx, closed, seen(t, r, closed)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "new.txt")); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("not reproduced: the abort kept what was staged: %v", err)
+		}
+	})
+	t.Run("a rebase started again with another todo", func(t *testing.T) {
+		dir := twoCommitRebase(t)
+		r := open(t, dir)
+		saw := seen(t, r, closed)
+		stateOf := func() string {
+			return read(t, filepath.Join(dir, ".git", "rebase-merge", "orig-head")) + read(t, filepath.Join(dir, ".git", "rebase-merge", "onto"))
+		}
+		before := stateOf()
+		git(t, dir, "rebase", "--abort")
+		git(t, dir, "!", "-c", "sequence.editor=sed -i -e 2s/^pick/drop/", "rebase", "-i", "main")
+		git(t, dir, "checkout", "--ours", "f.txt")
+		git(t, dir, "add", "f.txt")
+		if stateOf() != before {
+			t.Fatal("not reproduced: orig-head and onto differ, so the old id would change")
+		}
+		_, err := r.Conclude(ctx, closed, saw)
+		wantRefusal(t, err, ErrOpChanged)
+	})
+	t.Run("a head added to a merge", func(t *testing.T) {
+		dir := stoppedOn(t, "merge", map[string][3]string{"f.txt": regionsFile})
+		git(t, dir, "branch", "b2", "main~1")
+		r := open(t, dir)
+		saw := seen(t, r, closed)
+		mh := filepath.Join(dir, ".git", "MERGE_HEAD")
+		first := read(t, mh)
+		f, err := os.OpenFile(mh, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprint(f, git(t, dir, "rev-parse", "b2"))
+		f.Close()
+		if !strings.HasPrefix(read(t, mh), first) {
+			t.Fatal("not reproduced: MERGE_HEAD's first head changed")
+		}
+		_, err = r.Conclude(ctx, closed, saw)
+		wantRefusal(t, err, ErrOpChanged)
+	})
 }
