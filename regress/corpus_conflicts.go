@@ -80,26 +80,12 @@ func stoppedRebase(e *Env, mainChangesC bool) {
 	e.Git(e.Dir, "add", "a.txt")
 }
 
-// seenOp is what git.conclude and git.abort take: the op and id
-// git.conflicts answers (gate's stateID: for a merge HEAD and MERGE_HEAD,
-// for a rebase the state folder's orig-head and onto).
+// seenOp is what git.conclude and git.abort take: the op and id the
+// device read from git.conflicts just before, as a phone does. The runner
+// asks gatehouse for them ($seenOp, $seenID): the id is gatehouse's own
+// hash of the state, never spelled here.
 func seenOp(e *Env) map[string]any {
-	p := map[string]any{"target": "$target"}
-	oid := func(rev string) string { return strings.TrimSpace(e.Git(e.Dir, "rev-parse", rev)) }
-	if out, _ := e.Run(e.Dir, "rev-parse", "-q", "--verify", "MERGE_HEAD"); strings.TrimSpace(out) != "" {
-		p["op"], p["id"] = "merge", oid("HEAD")+"-"+oid("MERGE_HEAD")
-		return p
-	}
-	state := strings.TrimSpace(e.Git(e.Dir, "rev-parse", "--git-path", "rebase-merge"))
-	if !filepath.IsAbs(state) {
-		state = filepath.Join(e.Dir, state)
-	}
-	read := func(name string) string {
-		b, _ := os.ReadFile(filepath.Join(state, name))
-		return strings.TrimSpace(string(b))
-	}
-	p["op"], p["id"] = "rebase", read("orig-head")+"-"+read("onto")
-	return p
+	return map[string]any{"target": "$target", "op": seenOpParam, "id": seenIDParam}
 }
 
 func continuePlain(e *Env) string {

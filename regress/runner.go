@@ -136,7 +136,8 @@ func reproduce(ctx context.Context, c Case, git, work string) error {
 			return fmt.Errorf("setup: serving the checkout: %v", err)
 		}
 		defer cleanup()
-		res := host.Handle(ctx, rpc.Device{ID: "desktop", Desktop: true}, e.request(c))
+		dev := rpc.Device{ID: "desktop", Desktop: true}
+		res := host.Handle(ctx, dev, e.request(ctx, host, dev, c))
 		raw, _ := json.Marshal(res)
 		out = string(raw)
 	}
@@ -176,7 +177,8 @@ func attack(ctx context.Context, c Case, git, work string) error {
 		return fmt.Errorf("setup: serving the checkout: %v", err)
 	}
 	defer cleanup()
-	res := host.Handle(ctx, rpc.Device{ID: "regress-phone", Fingerprint: strings.Repeat("0", 32)}, e.request(c))
+	dev := rpc.Device{ID: "regress-phone", Fingerprint: strings.Repeat("0", 32)}
+	res := host.Handle(ctx, dev, e.request(ctx, host, dev, c))
 	raw, _ := json.Marshal(res)
 	if fired(c, e, string(raw)) {
 		return fmt.Errorf("the exploit fired through gatehouse (answer %s %q)", res.Code, res.Error)
@@ -260,15 +262,33 @@ func (e *Env) serve(git string, g trust.Grant) (*rpc.Host, func(), error) {
 	return host, cleanup, nil
 }
 
-// request is the case's call, with $target and $marker filled in.
-func (e *Env) request(c Case) rpc.Request {
+// The params a case fills from what git.conflicts answers the same device
+// just before its call: the operation in progress and its id.
+const (
+	seenOpParam = "$seenOp"
+	seenIDParam = "$seenID"
+)
+
+// request is the case's call, with $target and $marker filled in, and
+// $seenOp and $seenID from git.conflicts asked by dev first.
+func (e *Env) request(ctx context.Context, host *rpc.Host, dev rpc.Device, c Case) rpc.Request {
 	params := map[string]any{}
 	if c.Params != nil {
 		params = c.Params(e)
 	}
+	var seen struct{ Op, ID string }
+	for _, v := range params {
+		if v == seenOpParam || v == seenIDParam {
+			raw, _ := json.Marshal(map[string]string{"target": e.Target})
+			res := host.Handle(ctx, dev, rpc.Request{Type: "req", ID: "regress-seen", Method: "git.conflicts", Params: raw,
+				TS: time.Now().UnixMilli(), Nonce: fmt.Sprintf("regress-seen-%d", time.Now().UnixNano())})
+			_ = json.Unmarshal(res.Result, &seen) // a refusal leaves them empty: the call is then refused as changed
+			break
+		}
+	}
 	for k, v := range params {
 		if s, ok := v.(string); ok {
-			params[k] = strings.NewReplacer("$target", e.Target, "$marker", e.Marker).Replace(s)
+			params[k] = strings.NewReplacer("$target", e.Target, "$marker", e.Marker, seenOpParam, seen.Op, seenIDParam, seen.ID).Replace(s)
 		}
 	}
 	raw, _ := json.Marshal(params)
