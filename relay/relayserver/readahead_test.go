@@ -64,16 +64,30 @@ func TestReadAheadHandsOutTheStreamAsSent(t *testing.T) {
 			}
 		}
 	}()
-	// The first reads start once more than a socket buffer's worth waits in
-	// the kernel, so at least one of them finds more after a full read and
-	// reads ahead, whatever the machine's load (a state, not a clock: on a
-	// loaded machine the writer lagged the reader all along and no read
-	// went ahead).
-	for written.Load() < 4*readBuffer {
+	// The first two reads start once four socket buffers' worth waits in
+	// the receive queue (asked of the kernel: bytes written are not yet
+	// bytes queued when the loopback's delivery is deferred on a loaded
+	// machine, and the count of written bytes let the reads start early,
+	// come back short and never go ahead). The first then fills its buffer
+	// and the second reads ahead, whatever the load: a state, not a clock.
+	// Where the socket cannot say, the written count stands in.
+	deadline := time.Now().Add(30 * time.Second)
+	for q := inQueue(rc.Conn); q < 4*readBuffer && (q >= 0 || written.Load() < 4*readBuffer); q = inQueue(rc.Conn) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s, %d bytes written and %d queued: the writer is stuck", written.Load(), q)
+		}
 		time.Sleep(time.Millisecond)
 	}
-	br := bufio.NewReaderSize(rc, readBuffer) // as gorilla reads
 	got := make([]byte, 0, len(sent))
+	for range 2 {
+		p := make([]byte, readBuffer)
+		n, err := rc.Read(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, p[:n]...)
+	}
+	br := bufio.NewReaderSize(rc, readBuffer) // as gorilla reads
 	for len(got) < len(sent) {
 		p := make([]byte, []int{1, 100, 1024, 4096, 70 << 10}[len(got)%5])
 		n, err := br.Read(p)
