@@ -484,7 +484,7 @@ func OpenBare(dir string, opts Options) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Repo{git: gitPath, gitDir: canon, commonDir: canon, maxTime: opts.Timeout, home: opts.Home, wall: wall{memory: memoryLimit(opts)}}
+	r := &Repo{git: gitPath, gitDir: canon, commonDir: canon, maxTime: opts.Timeout, home: opts.Home, wall: wall{memory: memoryLimit(opts), proofs: opts.WallProofs}}
 	if r.common, err = openHeld(canon); err != nil {
 		return nil, err
 	}

@@ -97,10 +97,21 @@ func mib(limit uint64) string {
 	return fmt.Sprintf("%d MiB", limit>>20)
 }
 
+// WallProofs keeps the kernel wall's self-test answer between processes
+// (Options.WallProofs; trust.Store is one, in the state folder). A record it
+// gives back is believed only for the kernel, boot and binaries it names
+// (wallproof_linux.go), and only to skip the test: the wall itself is put
+// up on every closed git whatever the record says.
+type WallProofs interface {
+	ReadWallProof() ([]byte, error)
+	WriteWallProof(record []byte) error
+}
+
 // wall is what the kernel wall holds for one Repo.
 type wall struct {
-	memory      uint64 // RLIMIT_AS of a closed git child, in bytes
-	confinement        // the platform's part (confine_linux.go, confine_other.go)
+	memory      uint64     // RLIMIT_AS of a closed git child, in bytes
+	proofs      WallProofs // Options.WallProofs: nil proves the kernel once per process
+	confinement            // the platform's part (confine_linux.go, confine_other.go)
 }
 
 // limit is the memory bound in bytes; a Repo not made by Open or OpenBare

@@ -492,7 +492,7 @@ func (r *Repo) start(cmd *exec.Cmd, t trust.Trust, s sub) error {
 	if !t.Closed() || r.wall.offForTest {
 		return cmd.Start()
 	}
-	st := wallState(r.git)
+	st := wallState(r.git, r.wall.proofs)
 	if st.broken != nil {
 		return st.broken
 	}
@@ -579,9 +579,10 @@ var (
 )
 
 // wallState runs the self-test once (the first closed call, or doctor) and
-// returns what it found.
-func wallState(git string) state {
-	selfTestOnce.Do(func() { selfTested = selfTest(git) })
+// returns what it found; with proofs, a record of this kernel, boot and
+// binaries passing it stands for the test (keptWallState).
+func wallState(git string, proofs WallProofs) state {
+	selfTestOnce.Do(func() { selfTested = keptWallState(git, proofs, selfTest) })
 	return selfTested
 }
 
@@ -671,7 +672,7 @@ func Walls(git string, opts Options) WallReport {
 	if err != nil {
 		return WallReport{Landlock: "unknown (git not found)", Memory: memoryReport(opts, false)}
 	}
-	st := wallState(path)
+	st := wallState(path, nil) // doctor proves the kernel itself, whatever is kept
 	rep := WallReport{Landlock: st.note, Enforced: st.abi > 0 && st.broken == nil, Broken: st.broken != nil, Memory: memoryReport(opts, st.ptrace)}
 	if rep.Enforced {
 		rep.Landlock = fmt.Sprintf("ABI %d (closed git children confined to their checkout)", st.abi)
@@ -705,7 +706,7 @@ func startTool(cmd *exec.Cmd, r *Repo, t trust.Trust, tool string, writable []st
 	} else if g, err := gitBinary(Options{}); err == nil {
 		git = g
 	}
-	st := wallState(git)
+	st := wallState(git, w.proofs)
 	if st.broken != nil {
 		return st.broken
 	}

@@ -35,7 +35,7 @@ import (
 // A run with the wall switched off on purpose skips.
 func needWall(t *testing.T) {
 	t.Helper()
-	st := wallState(gitPath(t))
+	st := wallState(gitPath(t), nil)
 	if st.broken != nil {
 		t.Fatalf("the kernel wall is broken here: %v", st.broken)
 	}

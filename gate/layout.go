@@ -144,6 +144,7 @@ type layoutWalk struct {
 	commonDir string
 	dirs      []layoutDir
 	entries   int
+	buf       []byte // readFolder's, reused from folder to folder
 }
 
 // shapeError is a walk's finding: the entry (relative to the common folder)
@@ -173,24 +174,30 @@ func (w *layoutWalk) walk(rel string, depth int) error {
 	if depth > maxLayoutDepth {
 		return errLayoutTooLarge
 	}
-	ents, err := os.ReadDir(abs)
-	if errors.Is(err, fs.ErrNotExist) && rel != "." {
+	inObjects := rel == "objects" || hasPathPrefix(rel, "objects")
+	ents, gone, err := w.readFolder(rel, inObjects)
+	if gone && rel != "." {
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("git folder: %w", err)
+	if gone {
+		return fmt.Errorf("git folder: %w", fs.ErrNotExist)
 	}
-	inObjects := rel == "objects" || hasPathPrefix(rel, "objects")
+	if err != nil {
+		return err
+	}
 	for _, e := range ents {
-		if w.entries++; w.entries > maxLayoutEntries {
-			return errLayoutTooLarge
-		}
-		name := path.Join(rel, e.Name())
-		if err := w.entry(name, e.Type(), depth, inObjects); err != nil {
+		if err := w.entry(path.Join(rel, e.name), e.typ, depth, inObjects); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// folderEntry is one name readFolder found and its type as the folder's
+// record gives it.
+type folderEntry struct {
+	name string
+	typ  fs.FileMode
 }
 
 // entry checks one name found in a folder.

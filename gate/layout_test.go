@@ -1,9 +1,11 @@
 package gate
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -344,4 +346,76 @@ func TestGitFolderShapeIsCachedByFolder(t *testing.T) {
 	}
 	linkOut(t, filepath.Join(other, ".git"), filepath.Join(dir, ".git"))
 	wantRefusal(t, r.checkLayout("x"), ErrGitFolder)
+}
+
+// The walk reads folders from the kernel's records itself (readFolder):
+// what it finds must be what os.ReadDir finds, name for name and type for
+// type, in the same order, across many getdents (a folder of thousands of
+// loose objects, 64 KiB of records at a time), and a link, FIFO or socket among thousands of objects is
+// still refused by name.
+func TestGitFolderWalkSeesWhatReadDirSees(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 1500 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%05d-%s", i, strings.Repeat("x", i%40))), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, inObjects := range []bool{false, true} {
+		w := &layoutWalk{commonDir: dir}
+		got, gone, err := w.readFolder(".", inObjects)
+		if err != nil || gone {
+			t.Fatalf("readFolder: %v (gone %v)", err, gone)
+		}
+		var wantHere []folderEntry
+		for _, e := range want {
+			if !inObjects || !e.Type().IsRegular() {
+				wantHere = append(wantHere, folderEntry{name: e.Name(), typ: e.Type()})
+			}
+		}
+		if !slices.Equal(got, wantHere) || w.entries != len(want) {
+			t.Errorf("in objects %v: %d entries counted, %d returned; want %d counted, %d returned as os.ReadDir has them",
+				inObjects, w.entries, len(got), len(want), len(wantHere))
+		}
+	}
+
+	repo := gittest.Init(t, nil)
+	objects := filepath.Join(repo, ".git", "objects", "ab")
+	if err := os.MkdirAll(objects, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1200 {
+		if err := os.WriteFile(filepath.Join(objects, fmt.Sprintf("%038x", i)), nil, 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := open(t, repo).Status(ctx, closed); err != nil {
+		t.Fatalf("a folder of 1,200 objects: %v", err)
+	}
+	planted := filepath.Join(objects, fmt.Sprintf("%038x", 600)+"z")
+	for kind, plant := range map[string]func(string) error{
+		"is a symlink": func(p string) error { return os.Symlink("/dev/zero", p) },
+		"is a FIFO":    func(p string) error { return syscall.Mkfifo(p, 0o644) },
+	} {
+		if err := plant(planted); err != nil {
+			t.Fatal(err)
+		}
+		_, err := open(t, repo).Status(ctx, closed)
+		wantRefusal(t, err, ErrGitFolder, ".git/objects/ab/"+filepath.Base(planted), kind)
+		if err := os.Remove(planted); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

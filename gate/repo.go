@@ -40,6 +40,10 @@ type Options struct {
 	// Budget bounds the memory of every closed child at once, across all
 	// checkouts served (budget.go); nil shares this process's default.
 	Budget *MemoryBudget
+	// WallProofs, when set, keeps the kernel wall's self-test answer
+	// between processes, so a short-lived one ('gatehouse do') does not
+	// run it at every start. nil: the self-test runs once per process.
+	WallProofs WallProofs
 }
 
 // Repo is one checkout whose git folder has been found and validated. Every
@@ -126,7 +130,7 @@ func Open(root *fsguard.Root, opts Options) (*Repo, error) {
 		return nil, err
 	}
 	r := &Repo{root: root, git: gitPath, workTree: root.Path(), maxTime: opts.Timeout, home: opts.Home, ghPath: ghBinary(opts.GH),
-		wall: wall{memory: memoryLimit(opts)}, memBudget: opts.Budget}
+		wall: wall{memory: memoryLimit(opts), proofs: opts.WallProofs}, memBudget: opts.Budget}
 	if err := r.locate(opts.Served); err != nil {
 		return nil, err
 	}

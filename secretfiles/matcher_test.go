@@ -503,3 +503,33 @@ func TestPerOSLocations(t *testing.T) {
 		}
 	}
 }
+
+// Rules with the same exceptions share one compiled set; lists that differ,
+// even only where one pattern ends and the next begins, do not, and each
+// rule still frees only the paths its own list names.
+func TestExceptionSetsShared(t *testing.T) {
+	m, err := Compile([]Rule{
+		{Pattern: "**/*.key", Except: []string{"**/example.key", "**/test*.key"}},
+		{Pattern: "**/*.pem", Except: []string{"**/example.key", "**/test*.key"}},
+		{Pattern: "**/*.p12", Except: []string{"**/example.key", "**/test*.p12"}},
+		{Pattern: "**/*.jks", Except: []string{"**/ab", "**/c"}},
+		{Pattern: "**/*.gpg", Except: []string{"**/a", "**/bc"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.except[0] != m.except[1] {
+		t.Error("two rules with the same exceptions compiled them twice")
+	}
+	if m.except[0] == m.except[2] || m.except[3] == m.except[4] {
+		t.Error("rules with different exceptions share a set")
+	}
+	if listKey([]string{"**/ab", "**/c"}) == listKey([]string{"**/a", "**/bc"}) {
+		t.Error("two lists have one key")
+	}
+	for path, secret := range map[string]bool{"test1.key": false, "test1.p12": false, "test1.pem": true, "x.p12": true, "example.key": false} {
+		if _, got := m.Match(path); got != secret {
+			t.Errorf("%s: secret %v, want %v", path, got, secret)
+		}
+	}
+}

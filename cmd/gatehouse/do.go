@@ -183,6 +183,9 @@ func doTarget(params json.RawMessage, host *rpc.Host, method string) (json.RawMe
 // 1 GiB whatever gitMemoryLimitMiB said, so it did not run a method as the
 // host would. Folders that do not exist yet are not made for it (the
 // defaults hold), and folders another user could replace are not read.
+// The state folder keeps the kernel wall's self-test answer (WallProofs):
+// a do is one closed call, and proving the kernel again at each was most
+// of its cost over git's own.
 func doGateOptions(state, config string) gate.Options {
 	for _, dir := range []string{state, config} {
 		if _, err := os.Stat(dir); err != nil {
@@ -194,5 +197,6 @@ func doGateOptions(state, config string) gate.Options {
 		return gate.Options{}
 	}
 	set := store.Settings()
-	return gate.Options{MemoryLimitMiB: set.GitMemoryLimitMiB, Budget: gate.NewMemoryBudget(set.GitMemoryTotalMiB, set.GitMemoryLimitMiB)}
+	return gate.Options{MemoryLimitMiB: set.GitMemoryLimitMiB, Budget: gate.NewMemoryBudget(set.GitMemoryTotalMiB, set.GitMemoryLimitMiB),
+		WallProofs: store}
 }
