@@ -155,6 +155,25 @@ func BenchmarkDiff(b *testing.B) {
 			}
 		}
 	})
+	// With a watcher's hold on the list cache (listcache.go), the
+	// untracked list is git's answer kept from the first call. The
+	// watcher's barrier is left out here (a function that says "up to
+	// date"); rpc's BenchmarkWatcherSync prices it, and rpc's
+	// BenchmarkDiffWatched runs the same with the real watcher.
+	b.Run("gate-watched", func(b *testing.B) {
+		w := r.Watch(func(context.Context) bool { return true })
+		defer w.Close()
+		time.Sleep(2 * racyWindow)
+		diff := func() {
+			if _, err := r.Diff(context.Background(), trust.Phone(false), trust.View, DiffOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		diff() // the first call asks git and keeps its answer
+		for b.Loop() {
+			diff()
+		}
+	})
 }
 
 // BenchmarkUntrackedPreviews: the previews alone, for 1,000 new files, in

@@ -212,23 +212,43 @@ func (r *Repo) dropFiltered(ctx context.Context, t trust.Trust, d *decision, pat
 }
 
 // untracked lists untracked files (honouring .gitignore), for previews.
+// The whole checkout's list is kept between calls while a watcher covers
+// it (listcache.go); the caller gets its own copy of the slice.
 func (r *Repo) untracked(ctx context.Context, t trust.Trust, d *decision, path string) ([]string, error) {
+	if path != "" {
+		files, _, err := r.lsUntracked(ctx, t, d, path)
+		return files, err
+	}
+	v, err := r.cachedList(ctx, t, d, listUntracked, func() (any, int, error) {
+		return r.lsUntracked(ctx, t, d, "")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(v.([]string)), nil
+}
+
+// lsUntracked runs git's listing for untracked, sorted, and says the
+// memory it holds.
+func (r *Repo) lsUntracked(ctx context.Context, t trust.Trust, d *decision, path string) ([]string, int, error) {
 	c := call{sub: subLsFiles, opts: []string{"--others", "--exclude-standard", "-z"}}
 	if path != "" {
 		c.paths = []string{path}
 	}
 	res, err := r.run(ctx, t, d, c)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var files []string
+	size := 0
 	for p := range bytes.SplitSeq(res.stdout, []byte{0}) {
 		if len(p) > 0 {
 			files = append(files, string(p))
+			size += len(p) + listEntryOverhead
 		}
 	}
 	sort.Strings(files)
-	return files, nil
+	return files, size, nil
 }
 
 // filterPatch copies the sections of patch the viewer may see into w and

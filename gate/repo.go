@@ -67,6 +67,8 @@ type Repo struct {
 	mu    sync.Mutex // guards cache
 	cache cached
 
+	lists listCache // git's untracked and ignored lists while a watcher covers the checkout (listcache.go)
+
 	shape layout // the git folder's shape, as the last walk saw it (layout.go)
 	// shapeOffForTest switches the shape check off, so a test can prove the
 	// kernel wall holds alone. Only this package's tests can set it.

@@ -88,7 +88,9 @@ func (r *Repo) unstaged(ctx context.Context, t trust.Trust, d *decision) ([]File
 		listErr error
 		wg      sync.WaitGroup
 	)
-	wg.Go(func() { others, listErr = r.untracked(ctx, t, d, "") })
+	// Always git's answer of now, never the list cache's (listcache.go): a
+	// change is not decided from a kept answer.
+	wg.Go(func() { others, _, listErr = r.lsUntracked(ctx, t, d, "") })
 	res, err := r.run(ctx, t, d, call{sub: subDiffFiles, opts: []string{"--raw", "-z", "--no-renames"}})
 	wg.Wait()
 	if err != nil {

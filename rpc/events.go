@@ -1,14 +1,10 @@
 package rpc
 
 import (
-	"context"
 	"errors"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 )
 
 // Subscriptions: a device that calls subscribe {targets} hears
@@ -136,69 +132,4 @@ func (s *subscriptions) close() {
 		w.stop()
 		delete(s.watchers, id)
 	}
-}
-
-// watcher watches one target's folders and its git folder, and calls fire
-// at most once a second after changes.
-type watcher struct {
-	w    *fsnotify.Watcher
-	done chan struct{}
-}
-
-func startWatcher(t *Target, fire func()) *watcher {
-	fw, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil
-	}
-	root := t.Root.Path()
-	folders, _ := t.Root.Folders(context.Background(), maxWatchFolders)
-	for _, f := range folders {
-		_ = fw.Add(filepath.Join(root, f))
-	}
-	if t.Repo != nil {
-		_ = fw.Add(t.Repo.GitDir()) // index and HEAD
-	}
-	w := &watcher{w: fw, done: make(chan struct{})}
-	go w.loop(len(folders), fire)
-	return w
-}
-
-// loop coalesces changes: the first schedules one call a second later, and
-// changes until then ride along, so a busy checkout fires once a second.
-func (w *watcher) loop(watched int, fire func()) {
-	tick := make(chan struct{}, 1)
-	var timer *time.Timer
-	for {
-		select {
-		case <-w.done:
-			if timer != nil {
-				timer.Stop()
-			}
-			return
-		case <-tick:
-			timer = nil
-			fire()
-		case ev, ok := <-w.w.Events:
-			if !ok {
-				return
-			}
-			if ev.Has(fsnotify.Create) && watched < maxWatchFolders {
-				if err := w.w.Add(ev.Name); err == nil { // fails for files, as it should
-					watched++
-				}
-			}
-			if timer == nil {
-				timer = time.AfterFunc(debounce, func() { tick <- struct{}{} })
-			}
-		case _, ok := <-w.w.Errors:
-			if !ok {
-				return
-			}
-		}
-	}
-}
-
-func (w *watcher) stop() {
-	close(w.done)
-	_ = w.w.Close()
 }

@@ -174,6 +174,7 @@ var noGit = map[string]string{
 	"OriginURL":  "reads the config file with go-git's parser, never git",
 	"Close":      "releases a descriptor",
 	"GitDir":     "returns a path for the watcher",
+	"Watch":      "opens the list cache for the watcher; git runs only in the calls that read it, each with its trust",
 	"Hold":       "takes the checkout lock",
 	"Bare":       "reports a field",
 	"HeadBranch": "reads the HEAD file for display, never git",
