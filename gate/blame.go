@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -307,7 +308,12 @@ func parseRecord(lines [][]byte, commits map[string]BlameCommit, names map[strin
 		case "author":
 			c.Author = clipUTF8(value, 200)
 		case "author-time":
-			c.Time, _ = strconv.ParseInt(value, 10, 64)
+			// git prints its timestamp_t, unsigned and already parsed from
+			// the commit (PRItime); one past int64 (a commit dated beyond
+			// year 292 billion) reads as unknown, 0, never as a wrapped date.
+			if t, err := strconv.ParseUint(value, 10, 64); err == nil && t <= math.MaxInt64 {
+				c.Time = int64(t)
+			}
 		case "summary":
 			c.Subject = clipUTF8(value, 200)
 		case "boundary":
@@ -329,12 +335,12 @@ func blameText(raw []byte) (string, bool) {
 }
 
 // unquoteBlameName reads a filename field: core.quotePath (forced true)
-// quotes a name with unusual bytes in C style.
+// quotes a name with unusual bytes in C style, which unquoteName undoes as
+// git's quote.c writes it (Go's strconv.Unquote read a different grammar).
+// A field it cannot read is shown as git printed it.
 func unquoteBlameName(s string) string {
-	if strings.HasPrefix(s, `"`) {
-		if u, err := strconv.Unquote(s); err == nil {
-			return strings.ToValidUTF8(u, "\uFFFD")
-		}
+	if u, ok := unquoteName(s); ok {
+		s = u
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
 }

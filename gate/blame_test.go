@@ -333,3 +333,26 @@ func TestBlamePageBounds(t *testing.T) {
 		t.Fatalf("next page: %v", err)
 	}
 }
+
+// A line's original name is read as git quotes it (core.quotePath's C
+// style, octal escapes for bytes outside ASCII), the way the diff reader
+// reads a name: a file renamed from café.txt names café.txt. And an
+// author-time past int64 reads as unknown (0), never a wrapped date.
+func TestBlameNamesAndTimesAsGitWritesThem(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, map[string]string{"café.txt": "one\ntwo\n"})
+	git(t, dir, "mv", "café.txt", "plain.txt")
+	git(t, dir, "commit", "-qm", "rename")
+	if out := git(t, dir, "blame", "--porcelain", "-C", "-M", "HEAD", "--", "plain.txt"); !strings.Contains(out, `filename "caf\303\251.txt"`) {
+		t.Fatalf("not reproduced: git printed the old name unquoted:\n%s", out)
+	}
+	b, err := open(t, dir).Blame(ctx, closed, trust.View, BlameOptions{Path: "plain.txt"})
+	if err != nil || len(b.Lines) != 2 || b.Lines[0].OrigPath != "café.txt" {
+		t.Fatalf("blame: %+v %v", b, err)
+	}
+	oid := strings.Repeat("b", 40)
+	p, err := parseBlame([]byte(oid+" 1 1 1\nauthor A\nauthor-time 18446744073709551615\nsummary s\nfilename f\n\tx\n"), false)
+	if err != nil || p.Commits[oid].Time != 0 {
+		t.Fatalf("a time past int64: %+v %v", p, err)
+	}
+}
