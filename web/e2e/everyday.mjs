@@ -35,11 +35,27 @@ async function screen(page, name) {
 // described is the text beside the button named name (ui.js disable), read
 // in one step with the button, or null while it has none.
 async function described(page, name) {
-  return page.getByRole('button', { name, exact: true }).evaluate((b) => {
-    const id = b.getAttribute('aria-describedby');
-    const d = id && document.getElementById(id);
-    return d ? { disabled: b.disabled, text: d.innerText.trim() } : null;
-  });
+  return page.getByRole('button', { name, exact: true }).evaluate(readDescribed);
+}
+
+function readDescribed(b) {
+  const id = b.getAttribute('aria-describedby');
+  const d = id && document.getElementById(id);
+  return d ? { disabled: b.disabled, text: d.innerText.trim() } : null;
+}
+
+// describedAs waits until the button named name is disabled with a text
+// beside it starting with prefix: a live update may draw the screen again
+// between two reads, and the new button has its reason only once the
+// computer has answered. A timeout prints the last state seen.
+async function describedAs(page, name, prefix) {
+  let last = null;
+  for (let i = 0; i < 300; i++) {
+    last = await page.getByRole('button', { name, exact: true }).evaluate(readDescribed).catch((e) => `unreadable: ${e.message.split('\n')[0]}`);
+    if (last && last.disabled && last.text && last.text.startsWith(prefix)) return last;
+    await page.waitForTimeout(100);
+  }
+  check(false, `beside ${name}: ${JSON.stringify(last)}`);
 }
 
 async function openChanges(page) {
@@ -115,9 +131,7 @@ try {
   git('update-ref', 'refs/remotes/origin/main', 'HEAD');
   await page.getByRole('button', { name: 'Files', exact: true }).click();
   await openChanges(page);
-  await page.waitForFunction(() => [...document.querySelectorAll('button')].some((b) => b.textContent === 'Amend last commit' && b.getAttribute('aria-describedby')));
-  const said = await described(page, 'Amend last commit');
-  check(said && said.disabled && said.text.startsWith('The last commit is already pushed; amending it would rewrite history others have'), `beside Amend: ${JSON.stringify(said)}`);
+  await describedAs(page, 'Amend last commit', 'The last commit is already pushed; amending it would rewrite history others have');
   await screen(page, 'amend-pushed');
   step('a pushed commit: Amend disabled with the computer\'s sentence');
 
@@ -147,8 +161,7 @@ try {
   await control.getByRole('button', { name: 'Stashes', exact: true }).click();
   const crow = control.getByRole('list', { name: 'Stashes' }).getByRole('listitem').filter({ hasText: 'for control' });
   await crow.waitFor();
-  const drop = await described(control, 'Drop for control');
-  check(drop && drop.disabled && drop.text.startsWith('needs full access'), `beside Drop at control: ${JSON.stringify(drop)}`);
+  await describedAs(control, 'Drop for control', 'needs full access');
   check(await described(control, 'Apply for control') === null, 'Apply has a reason beside it at control');
   await screen(control, 'stash-control');
   step('control: Drop needs full access, said beside it');
