@@ -180,6 +180,12 @@ func (r *Repo) wallRules(in *install, s sub) (fixed, changing []rule) {
 	if xdgGit != "" {
 		changing = append(changing, rule{xdgGit, fsRead}) // the global attributes and ignore files too
 	}
+	if s.monitor != nil {
+		// The status monitor (fsmonitor.go): its hook, gatehouse's own
+		// program, by its exact path, and the private folder of the index
+		// copy git writes.
+		changing = append(changing, rule{s.monitor.hook, fsExec}, rule{s.monitor.dir, fsWrite})
+	}
 	if s.name == subWorktree.name && r.workTree != "" {
 		// git worktree add and remove write the new worktree, which
 		// gatehouse (not the device) places beside the checkout: see
@@ -267,7 +273,7 @@ func ruleset(abi int, rules []rule, s sub) (int, error) {
 // child at a time, so the lock is held for the start only.
 func (r *Repo) startInWall(abi int, in *install, s sub, cmd *exec.Cmd, limit uint64, traced bool) error {
 	fixed, changing := r.wallRules(in, s)
-	kind := fmt.Sprintf("network=%t worktree=%t", s.network, s.name == subWorktree.name)
+	kind := fmt.Sprintf("network=%t worktree=%t monitor=%t", s.network, s.name == subWorktree.name, s.monitor != nil)
 	r.wall.rulesetMu.Lock()
 	defer r.wall.rulesetMu.Unlock()
 	c := r.wall.rulesets

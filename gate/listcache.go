@@ -61,6 +61,7 @@ type Watch struct {
 	r    *Repo
 	gen  atomic.Uint64
 	sync func(ctx context.Context) bool
+	mon  *monitor // the status monitor (fsmonitor.go); nil without Options.Monitor
 }
 
 // Watch opens the list cache for a watcher that now watches every folder of
@@ -68,7 +69,7 @@ type Watch struct {
 // queued before it was called (false if it could not tell). The cache keeps
 // nothing from before this call.
 func (r *Repo) Watch(sync func(ctx context.Context) bool) *Watch {
-	w := &Watch{r: r, sync: sync}
+	w := &Watch{r: r, sync: sync, mon: newMonitor(r.monitorHook)}
 	r.lists.mu.Lock()
 	defer r.lists.mu.Unlock()
 	r.lists.watch = w
@@ -90,6 +91,9 @@ func (w *Watch) Close() {
 	if w.r.lists.watch == w {
 		w.r.lists.watch = nil
 		w.r.lists.entries = nil
+	}
+	if w.mon != nil {
+		w.mon.close()
 	}
 }
 

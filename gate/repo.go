@@ -44,6 +44,10 @@ type Options struct {
 	// between processes, so a short-lived one ('gatehouse do') does not
 	// run it at every start. nil: the self-test runs once per process.
 	WallProofs WallProofs
+	// Monitor is the program git runs as the status monitor's hook while
+	// a watcher covers the checkout (fsmonitor.go): gatehouse's own binary,
+	// which answers it (IsMonitorHook). "" means statuses without it.
+	Monitor string
 }
 
 // Repo is one checkout whose git folder has been found and validated. Every
@@ -67,7 +71,10 @@ type Repo struct {
 	mu    sync.Mutex // guards cache
 	cache cached
 
-	lists listCache // git's untracked and ignored lists while a watcher covers the checkout (listcache.go)
+	lists       listCache // git's untracked and ignored lists while a watcher covers the checkout (listcache.go)
+	monitorHook string    // Options.Monitor (fsmonitor.go)
+	// monitored counts the statuses run with the status monitor, for tests.
+	monitored, monitorPrecise atomic.Uint64
 
 	shape layout // the git folder's shape, as the last walk saw it (layout.go)
 	// shapeOffForTest switches the shape check off, so a test can prove the
@@ -131,7 +138,7 @@ func Open(root *fsguard.Root, opts Options) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Repo{root: root, git: gitPath, workTree: root.Path(), maxTime: opts.Timeout, home: opts.Home, ghPath: ghBinary(opts.GH),
+	r := &Repo{root: root, git: gitPath, workTree: root.Path(), maxTime: opts.Timeout, home: opts.Home, ghPath: ghBinary(opts.GH), monitorHook: opts.Monitor,
 		wall: wall{memory: memoryLimit(opts), proofs: opts.WallProofs}, memBudget: opts.Budget}
 	if err := r.locate(opts.Served); err != nil {
 		return nil, err

@@ -54,6 +54,12 @@ type sub struct {
 	// file named ":/": the files stayed and the pop failed. It takes no
 	// path from a device: run refuses a call of it that has paths.
 	ownPathspecs bool
+	// monitor, set on one call's copy of subStatus only, is the status
+	// monitor it answers to (fsmonitor.go): git reads and writes
+	// gatehouse's own index copy in the monitor's private folder, takes
+	// optional locks there, and may run the monitor's hook, which the
+	// kernel wall then allows by its exact path.
+	monitor *monitor
 }
 
 // The flags of the diff family, each for the reason beside it. A call site
@@ -312,7 +318,9 @@ func (r *Repo) environ(t trust.Trust, s sub) []string {
 			env = append(env, o.Key+"="+o.Value)
 		}
 	}
-	if s.readOnly {
+	if s.monitor != nil {
+		env = append(env, "GIT_INDEX_FILE="+s.monitor.index(), monitorAnswerEnv+"="+s.monitor.answer())
+	} else if s.readOnly {
 		env = append(env, "GIT_OPTIONAL_LOCKS=0")
 	}
 	return env

@@ -67,7 +67,10 @@ func (r *Repo) Status(ctx context.Context, t trust.Trust) (*Status, error) {
 // status is the git status call every operation that needs the list of
 // changes shares, after its own decision.
 func (r *Repo) status(ctx context.Context, t trust.Trust, d *decision) (*Status, error) {
-	res, err := r.run(ctx, t, d, call{sub: subStatus, opts: []string{"--porcelain=v2", "-z", "--branch", "--untracked-files=all"}})
+	res, monitored, err := r.monitoredStatus(ctx, t, d)
+	if !monitored {
+		res, err = r.run(ctx, t, d, call{sub: subStatus, opts: statusOpts})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +78,10 @@ func (r *Repo) status(ctx context.Context, t trust.Trust, d *decision) (*Status,
 	st.Truncated = st.Truncated || res.truncated
 	return st, nil
 }
+
+// statusOpts are git status's options: porcelain v2, NUL-separated, with
+// the branch and every untracked file.
+var statusOpts = []string{"--porcelain=v2", "-z", "--branch", "--untracked-files=all"}
 
 // parseStatus reads porcelain v2 with -z.
 func parseStatus(out []byte) *Status {

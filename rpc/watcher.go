@@ -33,11 +33,12 @@ import (
 // inotify queues one instance's events in order and fsnotify hands them on
 // in order, so every event queued before the call has been handled then.
 type watcher struct {
-	t      *Target
-	root   string // the work tree, canonical
-	gitDir string
-	fire   func()
-	done   chan struct{}
+	t        *Target
+	root     string // the work tree, canonical
+	gitDir   string
+	fire     func()
+	done     chan struct{}
+	stopOnce sync.Once
 
 	// Owned by the loop (and by startWatcher before the loop starts).
 	fw         *fsnotify.Watcher
@@ -171,8 +172,9 @@ func (w *watcher) handle(ev fsnotify.Event) {
 		}
 		return
 	}
+	folder := w.folders[ev.Name]
 	if ev.Has(fsnotify.Create) {
-		w.watchNew(ev.Name)
+		folder = w.watchNew(ev.Name) || folder
 	}
 	if ev.Has(fsnotify.Rename) && w.folders[ev.Name] {
 		w.rescan = true // its watch is gone, its subfolders' have stale names
@@ -180,8 +182,19 @@ func (w *watcher) handle(ev fsnotify.Event) {
 	if ev.Has(fsnotify.Remove) {
 		delete(w.folders, ev.Name)
 	}
-	if w.lists != nil && changesLists(ev) {
+	if w.lists == nil {
+		return
+	}
+	if changesLists(ev) {
 		w.lists.Changed()
+	}
+	// The status monitor (gate/fsmonitor.go) hears of every change: a
+	// file's path, or a doubt for what git's untracked cache cannot be
+	// told precisely (a folder, a .gitignore).
+	if folder || filepath.Base(ev.Name) == ".gitignore" {
+		w.lists.Doubt()
+	} else {
+		w.lists.Touched(ev.Name)
 	}
 }
 
@@ -201,11 +214,15 @@ func changesLists(ev fsnotify.Event) bool {
 
 // watchNew watches a folder created in (or moved into) the work tree, and
 // every folder already inside it: they can be made before the watch is.
-// Past maxWatchFolders the watcher no longer covers the checkout.
-func (w *watcher) watchNew(name string) {
+// Past maxWatchFolders the watcher no longer covers the checkout. It says
+// whether name is a folder.
+func (w *watcher) watchNew(name string) bool {
 	info, err := os.Lstat(name)
-	if err != nil || !info.IsDir() || fsguard.IsGitName(filepath.Base(name)) {
-		return
+	if err != nil || !info.IsDir() {
+		return false
+	}
+	if fsguard.IsGitName(filepath.Base(name)) {
+		return true
 	}
 	_ = filepath.WalkDir(name, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
@@ -225,6 +242,7 @@ func (w *watcher) watchNew(name string) {
 		w.folders[p] = true
 		return nil
 	})
+	return true
 }
 
 // lost: events may be missing, so the cache is dropped and the watcher
@@ -233,6 +251,7 @@ func (w *watcher) lost() {
 	w.rescan = true
 	if w.lists != nil {
 		w.lists.Changed()
+		w.lists.Doubt()
 	}
 }
 
@@ -332,5 +351,5 @@ func (w *watcher) shut() {
 }
 
 // stop ends the loop, which closes everything: never waited for, as the
-// loop's own fire can stop it.
-func (w *watcher) stop() { close(w.done) }
+// loop's own fire can stop it. A second stop does nothing.
+func (w *watcher) stop() { w.stopOnce.Do(func() { close(w.done) }) }

@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gatehouse/gatehouse/gate"
 )
 
 // Exit codes, as git, gh and go use them.
@@ -77,6 +79,11 @@ func named(name string) *command {
 }
 
 func main() {
+	if gate.IsMonitorHook(os.Args[1:], os.Getenv) {
+		// git runs this binary as the status monitor's hook
+		// (gate/fsmonitor.go): it prints the answer the serve wrote.
+		os.Exit(gate.MonitorHook(os.Args[1:], os.Getenv, os.Stdout))
+	}
 	os.Exit(run(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:]))
 }
 

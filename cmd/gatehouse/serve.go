@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"os/signal"
 	"syscall"
 
@@ -92,7 +93,8 @@ func hostOptions(store *trust.Store, paths []string, logger *slog.Logger) (rpc.H
 	home, _ := os.UserHomeDir()
 	set := store.Settings()
 	targets := rpc.NewTargets(fsguard.Options{Home: home, StateDir: store.Dir(), ConfigDir: store.ConfigDir()}, gate.Options{MemoryLimitMiB: set.GitMemoryLimitMiB,
-		Budget: gate.NewMemoryBudget(set.GitMemoryTotalMiB, set.GitMemoryLimitMiB)}) // one for every checkout served
+		Budget:  gate.NewMemoryBudget(set.GitMemoryTotalMiB, set.GitMemoryLimitMiB), // one for every checkout served
+		Monitor: monitorProgram()})
 	served := map[string]bool{}
 	for _, p := range paths {
 		t, err := targets.Add(p, trust.Served, "")
@@ -243,4 +245,17 @@ func serveRelayMode(e *env, relayURL string, args []string, listenFlag, mode str
 	}
 	fmt.Fprintln(e.stdout, "Stopped.")
 	return exitOK
+}
+
+// monitorProgram is this binary, which git runs as the status monitor's
+// hook (gate/fsmonitor.go); "" when its path cannot be known.
+func monitorProgram() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if canon, err := filepath.EvalSymlinks(exe); err == nil {
+		return canon
+	}
+	return ""
 }
