@@ -65,12 +65,14 @@ func BenchmarkStatus(b *testing.B) {
 	}
 }
 
-// BenchmarkDecision: a cached gate decision (a few lstats) and a cold one
-// (one git process).
+// BenchmarkDecision: a cached gate decision (a few lstats, and one fstatat
+// per folder of the git folder), the same while a watch covers the git
+// folder's shape (one poll instead of those fstatat: shapewatch.go), and a
+// cold one (one git process). Target for the cached one: ≤ 5 µs.
 func BenchmarkDecision(b *testing.B) {
 	dir := gittest.BenchRepo(b, 57_000, 2_000, false)
 	r := benchOpen(b, dir)
-	b.Run("cached", func(b *testing.B) {
+	cachedCall := func(b *testing.B) {
 		if _, err := r.decide(context.Background(), trust.Phone(false), readGate, "x"); err != nil {
 			b.Fatal(err)
 		}
@@ -78,6 +80,19 @@ func BenchmarkDecision(b *testing.B) {
 			if _, err := r.decide(context.Background(), trust.Phone(false), readGate, "x"); err != nil {
 				b.Fatal(err)
 			}
+		}
+		b.ReportMetric(float64(len(r.shape.dirs)), "folders")
+	}
+	b.Run("cached", cachedCall)
+	b.Run("cached-watched", func(b *testing.B) {
+		sw := r.WatchShape()
+		if sw == nil {
+			b.Skip("no cover of the git folder here")
+		}
+		defer sw.Close()
+		cachedCall(b)
+		if !sw.Covered() {
+			b.Fatal("the cover closed")
 		}
 	})
 	b.Run("cold", func(b *testing.B) {
@@ -210,6 +225,24 @@ func BenchmarkGitFolderShape(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(len(r.shape.dirs)), "folders")
+	})
+	b.Run("cached-watched", func(b *testing.B) {
+		sw := r.WatchShape()
+		if sw == nil {
+			b.Skip("no cover of the git folder here")
+		}
+		defer sw.Close()
+		if err := r.checkLayout("x"); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if err := r.checkLayout("x"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if !sw.Covered() {
+			b.Fatal("the cover closed")
+		}
 	})
 	b.Run("walk", func(b *testing.B) {
 		for b.Loop() {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -154,7 +155,7 @@ func (r *Repo) cachedDecision(ctx context.Context, t trust.Trust) (*decision, er
 	if err != nil {
 		return nil, err
 	}
-	if c.d != nil && c.ids == ids && userFingerprint(c.d.userFiles) == c.d.userFP {
+	if c.d != nil && c.ids == ids && userUnchanged(c.d.userFiles, c.d.userFP) {
 		return c.d, nil
 	}
 	listed := time.Now()
@@ -438,16 +439,37 @@ func (r *Repo) userConfigPlaces() (files []string, xdgGit string) {
 
 // userFingerprint names what each of the user's config files is now.
 func userFingerprint(paths []string) string {
-	var b strings.Builder
+	return string(appendUserFingerprint(nil, paths))
+}
+
+// userUnchanged reports whether the user's config files are what fp named:
+// the cached decision's check, without an allocation for the names.
+func userUnchanged(paths []string, fp string) bool {
+	var buf [256]byte
+	return string(appendUserFingerprint(buf[:0], paths)) == fp
+}
+
+// appendUserFingerprint appends "dev:ino:size:mtime:ctime;" for each file,
+// "?;" for one that cannot be stat'ed.
+func appendUserFingerprint(b []byte, paths []string) []byte {
 	for _, p := range paths {
 		id, err := fileid.Lstat(p)
 		if err != nil {
-			b.WriteString("?;")
+			b = append(b, "?;"...)
 			continue
 		}
-		fmt.Fprintf(&b, "%d:%d:%d:%d:%d;", id.Dev, id.Ino, id.Size, id.Mtime, id.Ctime)
+		b = strconv.AppendUint(b, id.Dev, 10)
+		b = append(b, ':')
+		b = strconv.AppendUint(b, id.Ino, 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, id.Size, 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, id.Mtime, 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, id.Ctime, 10)
+		b = append(b, ';')
 	}
-	return b.String()
+	return b
 }
 
 // switchOffFilter adds the overrides that switch filter driver name off.

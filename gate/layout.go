@@ -53,9 +53,11 @@ import (
 //
 // The walk's result is cached by the identity of every folder it saw: an
 // entry added, removed or renamed changes its folder's mtime and ctime, so a
-// repeated call costs one fstatat per folder and no read. On Linux the kernel
-// (Landlock) is the second wall: a link planted between the check and git's
-// open still cannot reach outside.
+// repeated call costs one fstatat per folder and no read. While a watcher
+// covers the git folder (shapewatch.go), the kernel's change events stand in
+// for those stats: one poll(2) says whether anything changed since the walk.
+// On Linux the kernel (Landlock) is the second wall: a link planted between
+// the check and git's open still cannot reach outside.
 
 // Walk bounds: a git folder past them is refused as too large to check.
 const (
@@ -75,6 +77,13 @@ type layout struct {
 	// racy: a folder changed so shortly before the walk that a change
 	// right after it could carry the same timestamps; walk again next time.
 	racy bool
+	// watch, while a watcher covers the git folder, says whether anything
+	// changed since the walk, instead of a stat of every folder
+	// (shapewatch.go).
+	watch *ShapeWatch
+	// walks and restats count the walks and the re-stats of every folder,
+	// for tests that count the work a decision does.
+	walks, restats int
 }
 
 type layoutDir struct {
@@ -88,10 +97,16 @@ type layoutDir struct {
 func (r *Repo) checkLayout(action string) error {
 	r.shape.mu.Lock()
 	defer r.shape.mu.Unlock()
-	if r.shape.dirs == nil || r.shape.racy || !r.shapeUnchanged() {
+	switch watched := r.shape.watch.state(); {
+	case r.shape.dirs != nil && watched == shapeFresh:
+		// Covered, and the kernel queued no change since the walk: no
+		// folder to stat (shapewatch.go).
+	case r.shape.dirs == nil || watched == shapeStale || r.shape.racy || !r.shapeUnchanged():
 		start := time.Now()
-		w := &layoutWalk{commonDir: r.commonDir}
+		r.shape.walks++
+		w := &layoutWalk{commonDir: r.commonDir, watch: r.shape.watch.begin(r.commonDir)}
 		r.shape.err = w.walk(".", 0)
+		w.watch.end(r.shape.err == nil)
 		r.shape.dirs, r.shape.racy = w.dirs, false
 		for _, d := range w.dirs {
 			r.shape.racy = r.shape.racy || racy(d.id, start)
@@ -124,6 +139,7 @@ func racy(id fileid.ID, checked time.Time) bool {
 // symlink since Open is a change, though the descriptor held still names
 // the old one.
 func (r *Repo) shapeUnchanged() bool {
+	r.shape.restats++
 	for i, d := range r.shape.dirs {
 		var id fileid.ID
 		var err error
@@ -144,7 +160,8 @@ type layoutWalk struct {
 	commonDir string
 	dirs      []layoutDir
 	entries   int
-	buf       []byte // readFolder's, reused from folder to folder
+	buf       []byte      // readFolder's, reused from folder to folder
+	watch     *ShapeWatch // watches each folder before it is listed; nil without a cover
 }
 
 // shapeError is a walk's finding: the entry (relative to the common folder)
@@ -173,6 +190,9 @@ func (w *layoutWalk) walk(rel string, depth int) error {
 	w.dirs = append(w.dirs, layoutDir{rel: rel, id: fileid.FromStat(&st)})
 	if depth > maxLayoutDepth {
 		return errLayoutTooLarge
+	}
+	if w.watch != nil {
+		w.watch.watch(abs, uint64(st.Dev)) // before the listing: a change after it is an event
 	}
 	inObjects := rel == "objects" || hasPathPrefix(rel, "objects")
 	ents, gone, err := w.readFolder(rel, inObjects)

@@ -47,6 +47,8 @@ type watcher struct {
 	lists      *gate.Watch     // nil while the cache is not covered
 	rescan     bool            // a watched folder moved, or events were lost
 
+	shape *gate.ShapeWatch // the git folder's shape cover (watcher_gitdir.go); nil without one
+
 	syncDir string // private folder for sync's names; "" when none
 	mu      sync.Mutex
 	seq     uint64
@@ -76,6 +78,7 @@ func startWatcher(t *Target, fire func()) *watcher {
 	}
 	w.fw = fw
 	w.cover(complete)
+	w.coverGitFolder()
 	go w.loop()
 	return w
 }
@@ -340,6 +343,7 @@ func (w *watcher) releaseAll(ok bool) {
 // shut ends the watcher: the cache stops being trusted first.
 func (w *watcher) shut() {
 	w.cover(false)
+	w.uncoverGitFolder()
 	w.mu.Lock()
 	w.closed = true
 	w.mu.Unlock()
