@@ -75,6 +75,22 @@ const monitorAnswerEnv = "GATEHOUSE_FSMONITOR_ANSWER"
 // untracked cache compares folders' times.
 const monitorClockSkew = time.Second
 
+// maxKeptStatus bounds the answer kept between calls.
+const maxKeptStatus = 4 << 20
+
+// keptStatus is git's last answer and what it depended on: the watcher's
+// events of the work tree (seq), the git folder's generation (its shape
+// cover, shapewatch.go: refs, HEAD, packed-refs, the index and everything
+// else there), and the identity of the index, the excludes and config
+// files (fp). While all three are unchanged, git would print the same, and
+// the serve answers without running it.
+type keptStatus struct {
+	out    []byte
+	seq    uint64
+	gitGen int
+	fp     string
+}
+
 // monitor is one watcher's status monitor.
 type monitor struct {
 	mu   sync.Mutex // one monitored status at a time: the copy and its token
@@ -88,9 +104,17 @@ type monitor struct {
 
 	evMu    sync.Mutex
 	seq     uint64            // events seen
-	changed map[string]uint64 // work-tree path (slash-separated) → seq of its last event
+	changed map[string]pathEvents // work-tree path (slash-separated) → its events since the copy's token
+	// dirty are the paths the last git run found changed in the work
+	// tree or untracked, by the token the copy holds: git looks at them
+	// again at every run whatever it is told (their entries are not
+	// marked valid), and an untracked file's content is not in the
+	// untracked cache, so a content write to one of them need not be
+	// named, and the copy need not be written for it.
+	dirty map[string]bool
 	doubt   uint64            // seq of the last doubt; 0 when none
 	epoch   string            // names this monitor's tokens
+	kept    *keptStatus       // the last answer, while nothing it depends on changed
 	busy    bool              // a status runs with it
 	closed  bool              // its watcher let go: the folder goes when unused
 }
@@ -107,7 +131,7 @@ func newMonitor(hook string) *monitor {
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return &monitor{dir: dir, hook: hook, changed: map[string]uint64{}, doubt: 1, seq: 1, epoch: hex.EncodeToString(b[:])}
+	return &monitor{dir: dir, hook: hook, changed: map[string]pathEvents{}, doubt: 1, seq: 1, epoch: hex.EncodeToString(b[:])}
 }
 
 // shellSpecials are the bytes that make git run a hook through /bin/sh
@@ -148,8 +172,9 @@ func (m *monitor) done() {
 func (m *monitor) index() string  { return filepath.Join(m.dir, "index") }
 func (m *monitor) answer() string { return filepath.Join(m.dir, "answer") }
 
-// touched records a change at rel, a slash-separated work-tree path.
-func (m *monitor) touched(rel string) {
+// touched records a change at rel, a slash-separated work-tree path;
+// content says it was only written or changed mode.
+func (m *monitor) touched(rel string, content bool) {
 	m.evMu.Lock()
 	defer m.evMu.Unlock()
 	m.seq++
@@ -157,7 +182,16 @@ func (m *monitor) touched(rel string) {
 		m.doubt = m.seq
 		return
 	}
-	m.changed[rel] = m.seq
+	e := m.changed[rel]
+	m.changed[rel] = pathEvents{seq: m.seq, shape: e.shape || !content}
+}
+
+// pathEvents are a path's events since the token the copy holds: the last
+// one's seq, and whether any made, removed or renamed it (not only wrote
+// it or changed its mode).
+type pathEvents struct {
+	seq   uint64
+	shape bool
 }
 
 // doubted records a change git must be told of as "/".
@@ -169,8 +203,9 @@ func (m *monitor) doubted() {
 }
 
 // Touched tells the status monitor that path (absolute, in the work tree)
-// changed: a file written, made, removed or renamed.
-func (w *Watch) Touched(path string) {
+// changed: a file written, made, removed or renamed. content says it was
+// only written, or its mode changed.
+func (w *Watch) Touched(path string, content bool) {
 	if w.mon == nil {
 		return
 	}
@@ -179,7 +214,7 @@ func (w *Watch) Touched(path string) {
 		w.mon.doubted()
 		return
 	}
-	w.mon.touched(filepath.ToSlash(rel))
+	w.mon.touched(filepath.ToSlash(rel), content)
 }
 
 // Doubt says git's untracked cache cannot be told precisely what changed (a
@@ -218,20 +253,29 @@ func (r *Repo) monitoredStatus(ctx context.Context, t trust.Trust, d *decision) 
 		if r.copyIndex(m) != nil {
 			return nil, false, nil // no index yet, a split one: git's own way
 		}
-		m.srcFP, m.issued = fp, ""
+		m.srcFP, m.issued, m.dirty = fp, "", nil
 		if racy {
 			m.srcFP = "" // used once: the next call copies again
 		}
 	}
 
+	gitGen, gitCovered := r.gitFolderGeneration()
 	m.evMu.Lock()
 	seq := m.seq
 	trivial := m.doubt != 0
+	if k := m.kept; k != nil && gitCovered && k.gitGen == gitGen && k.seq == seq && !trivial && k.fp == fp && !racy && !skew {
+		m.evMu.Unlock()
+		r.statusKept.Add(1)
+		return &result{stdout: k.out}, true, nil
+	}
+	m.kept = nil
 	var paths []string
 	if !trivial {
 		paths = make([]string, 0, len(m.changed))
-		for p := range m.changed {
-			paths = append(paths, p)
+		for p, e := range m.changed {
+			if e.shape || !m.dirty[p] {
+				paths = append(paths, p)
+			}
 		}
 	}
 	m.evMu.Unlock()
@@ -266,9 +310,12 @@ func (r *Repo) monitoredStatus(ctx context.Context, t trust.Trust, d *decision) 
 			{"core.splitIndex", "false", "the copy is one file in the private folder"},
 		},
 		opts: statusOpts})
-	if err != nil {
+	if err != nil || res.truncated {
 		m.issued = "" // what the copy holds is unknown
 		return res, true, err
+	}
+	if gitCovered && !res.truncated && len(res.stdout) <= maxKeptStatus && !racy && !skew {
+		m.kept = &keptStatus{out: res.stdout, seq: seq, gitGen: gitGen, fp: fp}
 	}
 	after, _ := fileid.Lstat(index)
 	if after != before || token == m.issued {
@@ -276,17 +323,31 @@ func (r *Repo) monitoredStatus(ctx context.Context, t trust.Trust, d *decision) 
 		// what it was told is now in the copy.
 		m.issued = token
 		m.evMu.Lock()
-		for p, s := range m.changed {
-			if s <= seq {
+		for p, e := range m.changed {
+			if e.seq <= seq {
 				delete(m.changed, p)
 			}
 		}
+		m.dirty = dirtyPaths(res.stdout)
 		if m.doubt <= seq {
 			m.doubt = 0
 		}
 		m.evMu.Unlock()
 	}
 	return res, true, nil
+}
+
+// dirtyPaths are the paths a status answer shows changed in the work tree
+// or untracked.
+func dirtyPaths(out []byte) map[string]bool {
+	st := parseStatus(out)
+	dirty := make(map[string]bool, len(st.Files))
+	for _, f := range st.Files {
+		if f.Worktree != "." {
+			dirty[f.Path] = true
+		}
+	}
+	return dirty
 }
 
 func absDuration(d time.Duration) time.Duration {
@@ -397,5 +458,8 @@ func MonitorHook(args []string, getenv func(string) string, stdout io.Writer) in
 // monitor, and of those the ones whose answer named the changed paths
 // (the others told git "/"): for tests and benchmarks.
 func (r *Repo) MonitoredStatuses() (all, precise uint64) {
-	return r.monitored.Load(), r.monitorPrecise.Load()
+	return r.monitored.Load() + r.statusKept.Load(), r.monitorPrecise.Load()
 }
+
+// KeptStatuses counts the statuses answered from the one kept, without git.
+func (r *Repo) KeptStatuses() uint64 { return r.statusKept.Load() }

@@ -124,6 +124,20 @@ func (r *Repo) checkLayout(action string) error {
 	return nil
 }
 
+// gitFolderGeneration names the git folder's state as the shape cover
+// sees it: the same number from two calls, both ok, means the kernel
+// queued no change in any of its folders between them (shapewatch.go; a
+// change drops the walk, and the next decision walks again and counts
+// it). ok is false without a cover, or when a change is queued now.
+func (r *Repo) gitFolderGeneration() (gen int, ok bool) {
+	r.shape.mu.Lock()
+	defer r.shape.mu.Unlock()
+	if r.shape.dirs == nil || r.shape.watch.state() != shapeFresh {
+		return 0, false
+	}
+	return r.shape.walks, true
+}
+
 // racyWindow is how close to a check a file's change time must be for the
 // check not to be trusted later: file systems stamp times from a coarse
 // clock, so two changes within one tick can leave the same mtime and ctime

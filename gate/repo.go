@@ -75,6 +75,7 @@ type Repo struct {
 	monitorHook string    // Options.Monitor (fsmonitor.go)
 	// monitored counts the statuses run with the status monitor, for tests.
 	monitored, monitorPrecise atomic.Uint64
+	statusKept                atomic.Uint64 // statuses answered from the kept one
 
 	shape layout // the git folder's shape, as the last walk saw it (layout.go)
 	// shapeOffForTest switches the shape check off, so a test can prove the

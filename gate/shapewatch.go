@@ -95,10 +95,12 @@ const maxShapeDrainReads = 128
 
 // shapeEvents are the changes a watched folder reports: entries created,
 // removed or moved, its own mode, owner and times (a folder made
-// unreadable), and its own removal or move. Content writes are left out:
-// the walk reads no content.
+// unreadable), and its own removal or move. The walk reads no content, but
+// a file written in place (a ref or HEAD edited by hand, FETCH_HEAD) is
+// reported too: the status kept between calls (fsmonitor.go) depends on
+// every file of the git folder.
 const shapeEvents = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
-	unix.IN_ATTRIB | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF
+	unix.IN_ATTRIB | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_MODIFY
 
 // localFileSystems are the file systems whose every change goes through
 // this kernel (the kernel's magic numbers, statfs's f_type): only there do

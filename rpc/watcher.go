@@ -197,7 +197,7 @@ func (w *watcher) handle(ev fsnotify.Event) {
 	if folder || filepath.Base(ev.Name) == ".gitignore" {
 		w.lists.Doubt()
 	} else {
-		w.lists.Touched(ev.Name)
+		w.lists.Touched(ev.Name, !ev.Has(fsnotify.Create) && !ev.Has(fsnotify.Remove) && !ev.Has(fsnotify.Rename))
 	}
 }
 
