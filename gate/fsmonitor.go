@@ -103,7 +103,7 @@ type monitor struct {
 	lastRun time.Time // wall and monotonic clock of the last run
 
 	evMu    sync.Mutex
-	seq     uint64            // events seen
+	seq     uint64                // events seen
 	changed map[string]pathEvents // work-tree path (slash-separated) → its events since the copy's token
 	// dirty are the paths the last git run found changed in the work
 	// tree or untracked, by the token the copy holds: git looks at them
@@ -111,12 +111,12 @@ type monitor struct {
 	// marked valid), and an untracked file's content is not in the
 	// untracked cache, so a content write to one of them need not be
 	// named, and the copy need not be written for it.
-	dirty map[string]bool
-	doubt   uint64            // seq of the last doubt; 0 when none
-	epoch   string            // names this monitor's tokens
-	kept    *keptStatus       // the last answer, while nothing it depends on changed
-	busy    bool              // a status runs with it
-	closed  bool              // its watcher let go: the folder goes when unused
+	dirty  map[string]bool
+	doubt  uint64      // seq of the last doubt; 0 when none
+	epoch  string      // names this monitor's tokens
+	kept   *keptStatus // the last answer, while nothing it depends on changed
+	busy   bool        // a status runs with it
+	closed bool        // its watcher let go: the folder goes when unused
 }
 
 // newMonitor makes the private folder; nil when it cannot, or when the hook
