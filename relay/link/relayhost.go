@@ -118,13 +118,13 @@ func (r *hostLink) answer(from string, p peer, body string) {
 	}
 	dev := rpc.Device{ID: from, Fingerprint: trust.Fingerprint(p.PublicKey)}.
 		WithPresence(func() bool { return r.inPresence(from, p.PublicKey) })
-	out, ref, err := r.host.HandleSealedRef(context.Background(), dev, key, rpc.RelayAAD(from, r.id), rpc.RelayAAD(r.id, from), body)
+	out, ref, err := r.host.HandleFrame(context.Background(), dev, key, rpc.RelayAAD(from, r.id), rpc.RelayAAD(r.id, from), rpc.Frame{Body: []byte(body)})
 	if err != nil {
 		return
 	}
 	// ref is the request's id, so the relay's undeliverable notice
 	// names the one call it concerns (relay.md, frames).
-	if err := r.send(from, ref, out); err != nil {
+	if err := r.send(from, ref, string(out.Body)); err != nil {
 		r.logger.Warn("relay reply not sent", "to", from, "err", err)
 	}
 }
