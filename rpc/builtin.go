@@ -62,7 +62,8 @@ type BatchResult struct {
 
 func registerBuiltins(r *Registry) {
 	must(Register(r, Method{Name: "host.hello", Scope: trust.View, Lane: LaneRead, ReadOnly: true,
-		Reply: "{protocol, version, methods, limits, features, access, methodAccess, fullAccessSwitch}"},
+		Reply: "{protocol, version, methods, limits, features, access, methodAccess, fullAccessSwitch}",
+		Note:  "protocol is 2 (binary frames) only to a request that announced it (p: 2) on a transport that carries them, else 1"},
 		func(ctx context.Context, c *Call, _ struct{}) (any, error) { return c.host.hello(c), nil }))
 	must(Register(r, Method{Name: "batch", Scope: trust.View, Lane: LaneRead, ReadOnly: true,
 		Reply: "[{ok, result?, error?, code?}]", Note: "read-only methods, at most maxBatch"},
