@@ -85,12 +85,16 @@ func forward(b *testing.B, from, to *websocket.Conn, typ int, frame []byte, size
 		got <- nil
 	}()
 	for range b.N {
-		<-credit
+		select {
+		case <-credit:
+		case err := <-got: // the receiver stopped early
+			b.Fatalf("the receiving socket: %v", err)
+		}
 		if err := from.WriteMessage(typ, frame); err != nil {
 			b.Fatal(err)
 		}
 	}
 	if err := <-got; err != nil {
-		b.Fatal(err)
+		b.Fatalf("the receiving socket: %v", err)
 	}
 }
