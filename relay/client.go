@@ -63,6 +63,9 @@ type ClientOptions struct {
 	Host     bool // this device hosts (serve --relay)
 	// OnFrame gets each frame another device sent: its id and sealed body.
 	OnFrame func(from, body string)
+	// OnBinary gets each binary frame another device sent (protocol 2's
+	// sealed frame, binary.go): its id and body, which the callee owns.
+	OnBinary func(from string, body []byte)
 	// OnPresence gets the account's device list on connect and each change.
 	OnPresence func([]Device)
 	// OnUndeliverable gets the relay's word that a frame did not arrive.
@@ -85,6 +88,7 @@ type Client struct {
 	presence  []Device
 	connected chan struct{} // closed when the current socket's first presence arrived
 	lastRecv  atomic.Int64  // unix nanoseconds of the last frame received
+	binary    atomic.Bool   // the relay's last presence said it forwards binary frames
 }
 
 // NewClient makes a client; Run connects it.
@@ -127,6 +131,22 @@ func (c *Client) Send(to, ref, body string) error {
 		return ErrQueueFull
 	}
 }
+
+// SendBinary queues a binary frame (binary.go) carrying body for device
+// to; ref is the request id it carries (events have none). Send it only
+// while Binary holds.
+func (c *Client) SendBinary(to, ref string, body []byte) error {
+	select {
+	case c.out <- AppendBinary(make([]byte, 0, 3+len(to)+len(ref)+len(body)), "", to, ref, body):
+		return nil
+	default:
+		return ErrQueueFull
+	}
+}
+
+// Binary reports whether the relay forwards binary frames, as its last
+// presence said (false before the first).
+func (c *Client) Binary() bool { return c.binary.Load() }
 
 // Presence is the account's device list as last received.
 func (c *Client) Presence() []Device {
@@ -347,7 +367,7 @@ func (c *Client) refreshWhileUp(ctx context.Context, ws *websocket.Conn, dead co
 // code (0 when it just broke).
 func (c *Client) readLoop(ws *websocket.Conn) int {
 	for {
-		_, data, err := ws.ReadMessage()
+		typ, data, err := ws.ReadMessage()
 		if err != nil {
 			var ce *websocket.CloseError
 			if errors.As(err, &ce) {
@@ -356,6 +376,10 @@ func (c *Client) readLoop(ws *websocket.Conn) int {
 			return 0
 		}
 		c.lastRecv.Store(time.Now().UnixNano())
+		if typ == websocket.BinaryMessage {
+			c.onBinary(data)
+			continue
+		}
 		c.handle(data)
 	}
 }
@@ -390,6 +414,15 @@ func (c *Client) onSealed(data []byte) {
 	}
 }
 
+// onBinary hands a device's binary frame to the caller. The relay fills
+// from; a frame without one did not come through the relay's forwarding.
+func (c *Client) onBinary(data []byte) {
+	f, err := ParseBinaryFrame(data)
+	if err == nil && f.From != "" && c.o.OnBinary != nil {
+		c.o.OnBinary(f.From, f.Body)
+	}
+}
+
 // onPresence keeps the account's device list; the first one means
 // connected.
 func (c *Client) onPresence(data []byte) {
@@ -397,6 +430,7 @@ func (c *Client) onPresence(data []byte) {
 	if err != nil {
 		return
 	}
+	c.binary.Store(f.Frames >= FramesBinary)
 	c.mu.Lock()
 	c.presence = f.Devices
 	select {
@@ -440,7 +474,11 @@ func (c *Client) writeLoop(ctx context.Context, ws *websocket.Conn, pings <-chan
 		case frame = <-c.out:
 		}
 		_ = ws.SetWriteDeadline(time.Now().Add(c.o.DeadAfter))
-		if err := ws.WriteMessage(websocket.TextMessage, frame); err != nil {
+		typ := websocket.TextMessage
+		if IsBinary(frame) {
+			typ = websocket.BinaryMessage
+		}
+		if err := ws.WriteMessage(typ, frame); err != nil {
 			dead()
 			ws.Close()
 			return

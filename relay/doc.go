@@ -26,7 +26,10 @@
 //     (CheckHostKey); a key that changes later is refused (HostKeyError),
 //     and an unreadable pins file refuses rather than trusts;
 //   - ParseDeviceFrame reads a device's frame without decoding its body,
-//     within MaxFrame, MaxControl and MaxRef.
+//     within MaxFrame, MaxControl and MaxRef; ParseBinaryFrame reads a
+//     binary frame (protocol 2, binary.go: three counted fields and the
+//     body, no base64) strictly within MaxFrame, and the client sends one
+//     only while the relay's presence says it forwards them.
 //
 // Known limits: presence is the relay's word. A relay (or whoever runs it)
 // can withhold frames, drop a device from presence, or show a key of its

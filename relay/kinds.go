@@ -85,11 +85,15 @@ func DecodeNotify(b []byte) (NotifyFrame, error) {
 type PresenceFrame struct {
 	Devices []Device `json:"devices"`
 	Kind    Kind     `json:"kind"`
+	// Frames is FramesBinary from a relay that forwards binary frames
+	// (binary.go); absent from one before them.
+	Frames int `json:"frames,omitempty"`
 }
 
-// NewPresence is the presence frame of devices.
+// NewPresence is the presence frame of devices, from a relay that
+// forwards binary frames.
 func NewPresence(devices []Device) PresenceFrame {
-	return PresenceFrame{Devices: devices, Kind: KindPresence}
+	return PresenceFrame{Devices: devices, Kind: KindPresence, Frames: FramesBinary}
 }
 
 // UndeliverableFrame is {kind:"undeliverable", to, ref, reason}.

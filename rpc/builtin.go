@@ -11,8 +11,10 @@ import (
 	"github.com/gatehouse/gatehouse/trust"
 )
 
-// Protocol is the version host.hello reports.
-const Protocol = 1
+// Protocol is the highest version this host speaks. host.hello reports it
+// to a device that announced it (Request.P) on a transport that carries
+// its frames, and ProtocolText to any other, which reads no binary frame.
+const Protocol = ProtocolBinary
 
 // Hello is host.hello's answer: what this host serves and what the calling
 // device may do, built from the declarations alone.
@@ -60,7 +62,8 @@ type BatchResult struct {
 
 func registerBuiltins(r *Registry) {
 	must(Register(r, Method{Name: "host.hello", Scope: trust.View, Lane: LaneRead, ReadOnly: true,
-		Reply: "{protocol, version, methods, limits, features, access, methodAccess, fullAccessSwitch}"},
+		Reply: "{protocol, version, methods, limits, features, access, methodAccess, fullAccessSwitch}",
+		Note:  "protocol is 2 (binary frames) only to a request that announced it (p: 2) on a transport that carries them, else 1"},
 		func(ctx context.Context, c *Call, _ struct{}) (any, error) { return c.host.hello(c), nil }))
 	must(Register(r, Method{Name: "batch", Scope: trust.View, Lane: LaneRead, ReadOnly: true,
 		Reply: "[{ok, result?, error?, code?}]", Note: "read-only methods, at most maxBatch"},
@@ -74,7 +77,7 @@ func must(err error) {
 }
 
 func (h *Host) hello(c *Call) Hello {
-	hello := Hello{Protocol: Protocol, Version: h.o.Version, Limits: Limits(),
+	hello := Hello{Protocol: c.protocol, Version: h.o.Version, Limits: Limits(),
 		MethodAccess: map[string]string{}, FullAccessSwitch: []string{}, Methods: []string{},
 		Features: []string{"packedFrames", "sendId"}}
 	for _, m := range h.o.Registry.Methods() {
@@ -133,7 +136,7 @@ func (h *Host) batchCall(ctx context.Context, c *Call, unsafeMethod string, para
 	case !m.batchable():
 		return nil, ErrNotInBatch
 	}
-	one := &Call{Trust: c.Trust, Device: c.Device, host: h, id: c.id}
+	one := &Call{Trust: c.Trust, Device: c.Device, host: h, id: c.id, protocol: c.protocol}
 	return h.run(ctx, one, m, params)
 }
 

@@ -62,15 +62,35 @@ type CallerOptions struct {
 	Send func(ctx context.Context, ref, body string) error
 	// OnEvent gets the host's events (checkout.changed).
 	OnEvent func(Event)
+	// Frames, when set, lets the caller speak protocol 2 on this transport.
+	Frames *FrameOptions
 	// Now, for tests; nil means time.Now.
 	Now func() time.Time
 }
 
+// FrameOptions carry binary frames (protocol 2, frame.go) for a caller:
+// it announces ProtocolBinary in every request while Carries says the
+// transport carries them, reads binary replies (DeliverFrame), and sends
+// its own requests as binary frames once the host has shown it speaks
+// protocol 2: a host.hello that says so, or a binary reply that opened.
+type FrameOptions struct {
+	// Carries reports whether the transport carries binary frames now (a
+	// relay that says it forwards them); nil means always.
+	Carries func() bool
+	// Seal seals a request's plaintext for the host as a binary frame.
+	Seal func(plain []byte) ([]byte, error)
+	// Open opens a binary frame from the host.
+	Open func(frame []byte) ([]byte, error)
+	// Send hands a binary request frame to the transport; ref is its id.
+	Send func(ctx context.Context, ref string, frame []byte) error
+}
+
 // Caller makes calls to one host.
 type Caller struct {
-	o     CallerOptions
-	guard *ReplayGuard
-	skew  atomic.Int64 // ms to add to this device's clock, from the host's last stale refusal
+	o      CallerOptions
+	guard  *ReplayGuard
+	skew   atomic.Int64 // ms to add to this device's clock, from the host's last stale refusal
+	binary atomic.Bool  // the host showed it speaks protocol 2
 
 	mu       sync.Mutex
 	pending  map[string]chan callResult
@@ -109,6 +129,9 @@ func (c *Caller) Call(ctx context.Context, method string, params any) (json.RawM
 		}
 	}
 	res, err := c.send(ctx, method, raw)
+	if err == nil && res.OK && method == "host.hello" {
+		c.learn(res.Result)
+	}
 	if err == nil && !res.OK && res.Code == CodeNotRun && res.Error == ErrStale.Sentence() && res.TS > 0 {
 		c.skew.Store(res.TS + 1 - c.o.Now().UnixMilli()) // past the host's clock: a stamp in the millisecond it started is refused
 		res, err = c.send(ctx, method, raw)
@@ -127,6 +150,9 @@ func (c *Caller) Call(ctx context.Context, method string, params any) (json.RawM
 func (c *Caller) send(ctx context.Context, method string, params json.RawMessage) (Response, error) {
 	ts := c.o.Now().UnixMilli() + c.skew.Load()
 	req := Request{Type: "req", ID: newNonce(), Method: method, Params: params, TS: ts, Nonce: newNonce(), Z: 1}
+	if c.carries() {
+		req.P = ProtocolBinary
+	}
 	plain, _ := json.Marshal(req)
 	ch := make(chan callResult, 1)
 	c.mu.Lock()
@@ -137,7 +163,7 @@ func (c *Caller) send(ctx context.Context, method string, params json.RawMessage
 		delete(c.pending, req.ID)
 		c.mu.Unlock()
 	}()
-	if err := c.o.Send(ctx, req.ID, c.o.Seal(plain)); err != nil {
+	if err := c.post(ctx, req.ID, plain); err != nil {
 		return Response{}, ErrNotSent
 	}
 	select {
@@ -146,6 +172,44 @@ func (c *Caller) send(ctx context.Context, method string, params json.RawMessage
 	case <-ctx.Done():
 		return Response{}, ErrNoAnswer
 	}
+}
+
+// carries reports whether this caller may speak protocol 2 now.
+func (c *Caller) carries() bool {
+	f := c.o.Frames
+	return f != nil && (f.Carries == nil || f.Carries())
+}
+
+// post seals and sends one request: as a binary frame once the host has
+// shown it reads them, else as protocol 1's text.
+func (c *Caller) post(ctx context.Context, ref string, plain []byte) error {
+	if c.binary.Load() && c.carries() {
+		frame, err := c.o.Frames.Seal(plain)
+		if err != nil {
+			return err
+		}
+		return c.o.Frames.Send(ctx, ref, frame)
+	}
+	return c.o.Send(ctx, ref, c.o.Seal(plain))
+}
+
+// learn reads host.hello's protocol: a host that answers ProtocolBinary
+// to this caller's announcement reads binary frames.
+func (c *Caller) learn(hello json.RawMessage) {
+	var h struct {
+		Protocol int `json:"protocol"`
+	}
+	if json.Unmarshal(hello, &h) == nil && h.Protocol >= ProtocolBinary && c.carries() {
+		c.binary.Store(true)
+	}
+}
+
+// Protocol is the protocol this caller sends in now.
+func (c *Caller) Protocol() int {
+	if c.binary.Load() && c.carries() {
+		return ProtocolBinary
+	}
+	return ProtocolText
 }
 
 // CallOnce calls a once-method (git.commit, git.push...) under a sendId.
@@ -208,6 +272,25 @@ func (c *Caller) Deliver(body string) {
 	if err != nil {
 		return
 	}
+	c.deliver(sealed, false)
+}
+
+// DeliverFrame is Deliver for a binary frame (protocol 2). A reply that
+// opens shows the host speaks protocol 2: the caller's next requests go
+// in binary frames too.
+func (c *Caller) DeliverFrame(frame []byte) {
+	if c.o.Frames == nil {
+		return
+	}
+	sealed, err := c.o.Frames.Open(frame)
+	if err != nil {
+		return
+	}
+	c.deliver(sealed, true)
+}
+
+// deliver reads an opened body: a reply or an event.
+func (c *Caller) deliver(sealed []byte, binary bool) {
 	plain, err := Unpack(sealed)
 	if err != nil {
 		return
@@ -225,6 +308,9 @@ func (c *Caller) Deliver(body string) {
 		if err != nil || c.guard.Check(res.TS, res.Nonce) != nil {
 			c.finish(kind.ID, callResult{err: ErrStaleReply})
 			return
+		}
+		if binary && c.carries() {
+			c.binary.Store(true)
 		}
 		c.finish(res.ID, callResult{res: res})
 	case "event":

@@ -63,7 +63,7 @@ func TestCallerRoundTrip(t *testing.T) {
 	// A packed reply (over 1 KB) opens.
 	out, err = p.caller.Call(ctx, "host.hello", nil)
 	var h Hello
-	if err != nil || json.Unmarshal(out, &h) != nil || h.Protocol != Protocol {
+	if err != nil || json.Unmarshal(out, &h) != nil || h.Protocol != ProtocolText { // a protocol-1 caller: frame_test.go has both
 		t.Fatalf("hello: %v", err)
 	}
 }

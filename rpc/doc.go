@@ -53,6 +53,17 @@
 // queue (NOT_RUN past the wait); changes of the same checkout that run at
 // once fail fast (BUSY); reads take neither the ordered lane nor the lock.
 //
+// Two protocols carry the same seal (frame.go). Protocol 1 puts
+// base64(nonce || ciphertext) in a text frame; protocol 2 sends the binary
+// frame 0x02 || nonce || ciphertext, without base64 (which cost more than
+// the AEAD). A caller announces protocol 2 in its requests (Request.P);
+// host.hello answers 2 only to such a request on a transport that carries
+// binary frames (Device.WithFrames), and 1 to every other, whose frames
+// stay exactly as before. Both seal the same bytes under the same
+// additional data, so a frame turned from one form into the other opens
+// to the same request, which the replay guard has seen: a downgrade by
+// someone in the middle costs speed, never a guarantee.
+//
 // Refusals carry a sentence the device may read; the cause stays on the
 // host.
 //

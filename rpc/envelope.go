@@ -18,6 +18,10 @@ type Request struct {
 	Nonce  string          `json:"nonce"` // 16 to 64 printable characters
 	// Z says the caller opens packed replies.
 	Z int `json:"z,omitempty"`
+	// P is the highest protocol the caller speaks (absent: ProtocolText):
+	// ProtocolBinary says it reads binary frames, so the host may answer
+	// with one, and its host.hello says so (frame.go).
+	P int `json:"p,omitempty"`
 }
 
 // Response answers one request.

@@ -38,6 +38,26 @@ type Device struct {
 	// with the grant, at arrival and again when a queued request starts: a
 	// device removed from the account meanwhile gets nothing run.
 	present func() bool
+	// frames: the transport carries binary frames (protocol 2) to this
+	// device (WithFrames).
+	frames bool
+}
+
+// WithFrames returns dev marked as reached by a transport that carries
+// binary frames both ways (a LAN server, a relay that forwards them), so a
+// request that announces ProtocolBinary may be answered with one.
+func (d Device) WithFrames(ok bool) Device {
+	d.frames = ok
+	return d
+}
+
+// protocolOf is the protocol the host speaks to dev for req: binary only
+// when both the device announced it and its transport carries it.
+func (d Device) protocolOf(req Request) int {
+	if d.frames && req.P >= ProtocolBinary {
+		return ProtocolBinary
+	}
+	return ProtocolText
 }
 
 // Grants says what each device may do. trust.Store is one (relay devices,
@@ -170,6 +190,10 @@ type Call struct {
 	Device Device
 	host   *Host
 	id     string // the request's, for the log
+	// protocol is what host.hello answers this call: ProtocolBinary to a
+	// device that announced it on a transport that carries binary frames,
+	// else ProtocolText.
+	protocol int
 }
 
 // Target looks up a served target for this call.
@@ -213,46 +237,56 @@ type common struct {
 	SendID string `json:"sendId"`
 }
 
-// HandleSealed is a transport's entry: it opens a sealed request frame with
-// key and aadIn, checks it is fresh, answers it, and seals the response with
-// aadOut. A frame that does not open, is packed, or is not a request gets no
-// answer at all (an error, and ""): an answer would need a key or an id it
-// may not have. A frame that opens but is stale or repeated is answered
-// NOT_RUN ("… stale or repeated, so it did not run"), and one over the
-// device's nonce memory BUSY: the sender proved the key, and its call fails
-// at once instead of waiting out its time.
+// HandleSealed is a transport's entry for protocol 1: it opens a sealed
+// request frame with key and aadIn, checks it is fresh, answers it, and
+// seals the response with aadOut. A frame that does not open, is packed,
+// or is not a request gets no answer at all (an error, and ""): an answer
+// would need a key or an id it may not have. A frame that opens but is
+// stale or repeated is answered NOT_RUN ("… stale or repeated, so it did
+// not run"), and one over the device's nonce memory BUSY: the sender
+// proved the key, and its call fails at once instead of waiting out its
+// time. HandleFrame is the same walk for a frame of either protocol.
 func (h *Host) HandleSealed(ctx context.Context, dev Device, key Key, aadIn, aadOut []byte, body string) (string, error) {
-	out, _, err := h.handleSealed(ctx, dev, key, aadIn, aadOut, body)
-	return out, err
+	out, _, err := h.handleFrame(ctx, dev.WithFrames(false), key, aadIn, aadOut, Frame{Body: []byte(body)})
+	return string(out.Body), err
 }
 
-// handleSealed is HandleSealed that also returns the request's id: the
-// relay frame carrying the reply names it as its ref.
-func (h *Host) handleSealed(ctx context.Context, dev Device, key Key, aadIn, aadOut []byte, body string) (reply, ref string, err error) {
-	req, err := openRequest(key, aadIn, body)
+// HandleFrame is HandleSealed for a frame of either protocol (frame.go),
+// that also returns the request's id (the relay frame carrying the reply
+// names it as its ref). The reply is a binary frame when the request came
+// in one, or announced ProtocolBinary (Request.P) to a transport that
+// carries binary frames to dev (Device.WithFrames); otherwise base64 text,
+// as every protocol-1 client reads.
+func (h *Host) HandleFrame(ctx context.Context, dev Device, key Key, aadIn, aadOut []byte, in Frame) (reply Frame, ref string, err error) {
+	return h.handleFrame(ctx, dev, key, aadIn, aadOut, in)
+}
+
+func (h *Host) handleFrame(ctx context.Context, dev Device, key Key, aadIn, aadOut []byte, in Frame) (reply Frame, ref string, err error) {
+	req, err := openRequest(key, aadIn, in)
 	if err != nil {
-		return "", "", err
+		return Frame{}, "", err
+	}
+	if in.Binary {
+		dev.frames = true // it came in one: this transport carries them
+		req.P = max(req.P, ProtocolBinary)
 	}
 	res := h.fresh(ctx, dev, req)
 	out, err := json.Marshal(res)
 	if err != nil {
-		return "", "", err
+		return Frame{}, "", err
 	}
 	if req.Z == 1 {
 		out = pack(out)
 	}
-	return Seal(key, out, aadOut), req.ID, nil
+	return sealAs(dev.protocolOf(req) == ProtocolBinary, key, out, aadOut), req.ID, nil
 }
 
 // openRequest is the walk's first step for every frame a device sends, a
-// call (HandleSealed) or the LAN event stream's opener (OpenEvents): the
+// call (HandleFrame) or the LAN event stream's opener (OpenEvents): the
 // frame is bounded, opens under key with aad, is not packed (requests
 // never are), and parses as a request (parseRequest).
-func openRequest(key Key, aad []byte, body string) (Request, error) {
-	if len(body) > MaxFrame*4/3+4 {
-		return Request{}, errOpen
-	}
-	plain, err := Open(key, body, aad)
+func openRequest(key Key, aad []byte, in Frame) (Request, error) {
+	plain, err := openAny(key, in, aad)
 	if err != nil {
 		return Request{}, err
 	}
@@ -343,6 +377,7 @@ func (h *Host) dispatch(ctx context.Context, dev Device, req Request, p common) 
 		return nil, ErrUnknownMethod
 	}
 	c := h.newCall(dev, req.ID)
+	c.protocol = dev.protocolOf(req)
 	if _, err := h.admit(c, m); err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package rpc
 
 import (
-	"context"
 	"errors"
 
 	"github.com/gatehouse/gatehouse/internal/refusal"
@@ -21,13 +20,6 @@ var ErrNotPresent = refusal.New(refusal.Access, "device not present", "This devi
 func (d Device) WithPresence(present func() bool) Device {
 	d.present = present
 	return d
-}
-
-// HandleSealedRef is HandleSealed that also returns the request's id: the
-// relay frame carrying the reply names it as its ref, so an undeliverable
-// notice fails only that call.
-func (h *Host) HandleSealedRef(ctx context.Context, dev Device, key Key, aadIn, aadOut []byte, body string) (reply, ref string, err error) {
-	return h.handleSealed(ctx, dev, key, aadIn, aadOut, body)
 }
 
 // NoteBusy counts, in the request log, a frame the transport dropped
@@ -52,7 +44,7 @@ var errNotEventsOpener = errors.New("rpc: an event stream's opener names another
 // and its events come back on the link, so both transports open what a
 // device sends here.
 func (h *Host) OpenEvents(dev Device, key Key, aad []byte, body string) error {
-	req, err := openRequest(key, aad, body)
+	req, err := openRequest(key, aad, Frame{Body: []byte(body)})
 	if err != nil {
 		return err
 	}

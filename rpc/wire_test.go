@@ -23,8 +23,10 @@ type vectors struct {
 		DeviceID, DevicePrivate, DevicePublic string
 		Key                                   string
 	}
+	// Seal: Body is protocol 1's base64 text, Frame (hex) the binary frame
+	// of protocol 2: the same nonce and ciphertext after the version byte.
 	Seal []struct {
-		Key, Nonce, Plaintext, AAD, Body string
+		Key, Nonce, Plaintext, AAD, Body, Frame string
 	}
 	Packed struct {
 		Plaintext string
@@ -57,8 +59,9 @@ func makeVectors(t *testing.T) vectors {
 		if i == 2 {
 			aad = string(LANAAD("dev-1", "host"))
 		}
-		v.Seal = append(v.Seal, struct{ Key, Nonce, Plaintext, AAD, Body string }{
-			hex.EncodeToString(k[:]), hex.EncodeToString(nonce[:]), pt, aad, sealWithNonce(k, nonce, []byte(pt), []byte(aad))})
+		v.Seal = append(v.Seal, struct{ Key, Nonce, Plaintext, AAD, Body, Frame string }{
+			hex.EncodeToString(k[:]), hex.EncodeToString(nonce[:]), pt, aad, sealWithNonce(k, nonce, []byte(pt), []byte(aad)),
+			hex.EncodeToString(sealFrameWithNonce(k, nonce, []byte(pt), []byte(aad)))})
 	}
 	big := `{"type":"res","id":"1","ok":true,"result":{"text":"` + strings.Repeat("abc ", 600) + `"},"ts":1,"nonce":"bbbbbbbbbbbbbbbb"}`
 	v.Packed.Plaintext, v.Packed.Frame = big, b64(pack([]byte(big)))
@@ -86,8 +89,10 @@ func TestVectors(t *testing.T) {
 		kb, _ := hex.DecodeString(s.Key)
 		copy(k[:], kb)
 		pt, err := Open(k, s.Body, []byte(s.AAD))
-		if err != nil || string(pt) != s.Plaintext {
-			t.Fatalf("vector does not open: %v", err)
+		frame, _ := hex.DecodeString(s.Frame)
+		pt2, err2 := OpenFrame(k, frame, []byte(s.AAD))
+		if err != nil || string(pt) != s.Plaintext || err2 != nil || string(pt2) != s.Plaintext {
+			t.Fatalf("vector does not open: %v %v", err, err2)
 		}
 	}
 }

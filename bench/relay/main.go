@@ -19,7 +19,10 @@
 // and its receiver on node 2, and the CPU of both nodes counted. The last
 // lines put the two-node figures against the one-node ones.
 //
-// Run: go run ./bench/relay [-pairs 100] [-idle 10000] [-seconds 5] [-nodes 2]
+// With -binary the devices send protocol 2's binary frames (relay/binary.go)
+// instead of JSON text frames, so the two can be put side by side.
+//
+// Run: go run ./bench/relay [-pairs 100] [-idle 10000] [-seconds 5] [-nodes 2] [-binary]
 package main
 
 import (
@@ -64,6 +67,7 @@ func main() {
 	nodes := flag.Int("nodes", 1, "1: one relay; 2: one relay, then two nodes over NATS, in the same run")
 	natsURL := flag.String("nats", "", "join other nodes through this NATS (internal)")
 	node := flag.String("node", "n1", "the node's name (internal)")
+	binary := flag.Bool("binary", false, "forward binary frames (protocol 2) instead of JSON text")
 	flag.Parse()
 	if *child {
 		runRelay(*dir, *natsURL, *node)
@@ -73,7 +77,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "relay-bench: -nodes is 1 or 2")
 		os.Exit(2)
 	}
-	if err := run(*pairs, *idle, time.Duration(*seconds*float64(time.Second)), *nodes); err != nil {
+	if err := run(*pairs, *idle, time.Duration(*seconds*float64(time.Second)), *nodes, *binary); err != nil {
 		fmt.Fprintln(os.Stderr, "relay-bench:", err)
 		os.Exit(1)
 	}
@@ -231,7 +235,7 @@ func dial(addr string, d dev) (*websocket.Conn, error) {
 	return ws, err
 }
 
-func run(pairs, idle int, phase time.Duration, nodes int) error {
+func run(pairs, idle int, phase time.Duration, nodes int, binary bool) error {
 	dir, err := os.MkdirTemp("", "relay-bench-")
 	if err != nil {
 		return err
@@ -272,11 +276,11 @@ func run(pairs, idle int, phase time.Duration, nodes int) error {
 			}
 		}
 		if len(pairDevs) > 0 {
-			if res.small, err = forward(cs, pairDevs, 1<<10, phase, true); err != nil {
+			if res.small, err = forward(cs, pairDevs, 1<<10, phase, true, binary); err != nil {
 				return res, err
 			}
 		}
-		res.big, err = forward(cs, bigDevs, 64<<10, phase, true)
+		res.big, err = forward(cs, bigDevs, 64<<10, phase, true, binary)
 		return res, err
 	}
 	fmt.Println("== one relay")
@@ -451,8 +455,8 @@ func aeadSpeed() (float64, error) {
 
 // forward runs pairs of sockets, the first of each sending to the second:
 // as fast as TCP allows for one phase (throughput), then, with latency, at
-// half that rate.
-func forward(cs []*child, accounts [][]dev, size int, phase time.Duration, latency bool) (phaseResult, error) {
+// half that rate. binary sends protocol 2's binary frames.
+func forward(cs []*child, accounts [][]dev, size int, phase time.Duration, latency, binary bool) (phaseResult, error) {
 	type pair struct{ a, b *websocket.Conn }
 	var ps []pair
 	var res phaseResult
@@ -495,14 +499,18 @@ func forward(cs []*child, accounts [][]dev, size int, phase time.Duration, laten
 					return
 				}
 				data, _ := io.ReadAll(r)
-				i := bytes.Index(data, []byte(`"body":"`))
-				if i < 0 {
+				var stamp []byte
+				if f, err := relay.ParseBinaryFrame(data); err == nil {
+					stamp = f.Body[:min(19, len(f.Body))]
+				} else if i := bytes.Index(data, []byte(`"body":"`)); i >= 0 {
+					stamp = data[i+8 : i+8+19]
+				} else {
 					continue
 				}
 				received.Add(1)
 				bytesIn.Add(int64(len(data)))
 				if measuring.Load() {
-					ts, _ := strconv.ParseInt(string(data[i+8:i+8+19]), 10, 64)
+					ts, _ := strconv.ParseInt(string(stamp), 10, 64)
 					latMu.Lock()
 					lats = append(lats, time.Duration(time.Now().UnixNano()-ts))
 					latMu.Unlock()
@@ -521,8 +529,15 @@ func forward(cs []*child, accounts [][]dev, size int, phase time.Duration, laten
 			}
 		}()
 	}
+	typ := websocket.TextMessage
+	if binary {
+		typ = websocket.BinaryMessage
+	}
 	frame := func(to string) []byte {
 		body := strconv.FormatInt(time.Now().UnixNano(), 10) + strings.Repeat("A", size-19)
+		if binary {
+			return relay.AppendBinary(nil, "", to, "", []byte(body))
+		}
 		return []byte(`{"to":"` + to + `","body":"` + body + `"}`)
 	}
 	blast := func(d time.Duration, rate float64) {
@@ -542,7 +557,7 @@ func forward(cs []*child, accounts [][]dev, size int, phase time.Duration, laten
 					if tick != nil {
 						<-tick.C
 					}
-					if err := p.a.WriteMessage(websocket.TextMessage, frame(to)); err != nil {
+					if err := p.a.WriteMessage(typ, frame(to)); err != nil {
 						return
 					}
 				}
@@ -559,6 +574,11 @@ func forward(cs []*child, accounts [][]dev, size int, phase time.Duration, laten
 	frames := got1 - got0
 	rate := float64(frames) / phase.Seconds()
 	mb := float64(bytes1-bytes0) / 1e6
+	form := "text"
+	if binary {
+		form = "binary"
+	}
+	fmt.Printf("%s frames: ", form)
 	fmt.Printf("%d pairs, %d B bodies, unthrottled for %v: %.0f frames/s, %.1f MB/s forwarded; %d undeliverable (a receiver's queue full)\n",
 		len(ps), size, phase, rate, mb/phase.Seconds(), undeliverable.Load())
 	used := cpu1 - cpu0

@@ -47,11 +47,18 @@ func Serve(ctx context.Context, id *relay.Identity, host *rpc.Host, logger *slog
 	hl := newHostLink(host, key, id.Profile().DeviceID, logger)
 	client := relay.NewClient(relay.ClientOptions{Identity: id, Host: true, Logger: logger,
 		OnFrame:    hl.Frame,
+		OnBinary:   hl.Binary,
 		OnPresence: func(devs []relay.Device) { hl.Presence(peers(devs)) },
 	})
 	// Both before the client runs: no frame, presence or event reaches hl
 	// before it can send.
-	hl.send = client.Send
+	hl.send = func(to, ref string, f rpc.Frame) error {
+		if f.Binary {
+			return client.SendBinary(to, ref, f.Body)
+		}
+		return client.Send(to, ref, string(f.Body))
+	}
+	hl.carries = client.Binary
 	if err := host.AttachEvents(hl.Event); err != nil {
 		return err
 	}
@@ -81,6 +88,13 @@ type Device struct {
 // request is checked again before it is sealed, so a key that changes in
 // presence later gets nothing either (*relay.HostKeyError).
 func DialPinned(ctx context.Context, id *relay.Identity, hostID, want string, logger *slog.Logger) (*Device, error) {
+	return dialPinned(ctx, id, hostID, want, logger, true)
+}
+
+// dialPinned is DialPinned; frames false makes a device that speaks
+// protocol 1 only, as one before protocol 2 (for tests of the two side by
+// side).
+func dialPinned(ctx context.Context, id *relay.Identity, hostID, want string, logger *slog.Logger, frames bool) (*Device, error) {
 	key, err := id.Key()
 	if err != nil {
 		return nil, err
@@ -94,6 +108,11 @@ func DialPinned(ctx context.Context, id *relay.Identity, hostID, want string, lo
 		OnFrame: func(from, body string) {
 			if from == hostID {
 				d.caller.Deliver(body)
+			}
+		},
+		OnBinary: func(from string, body []byte) {
+			if from == hostID {
+				d.caller.DeliverFrame(body)
 			}
 		},
 		OnUndeliverable: func(to, ref, _ string) {
@@ -123,6 +142,28 @@ func DialPinned(ctx context.Context, id *relay.Identity, hostID, want string, lo
 				return ErrHostNotPresent
 			}
 			return d.client.Send(hostID, ref, body)
+		},
+		// Protocol 2 while the relay forwards binary frames: announced in
+		// every request, spoken once the host has shown it reads them.
+		Frames: &rpc.FrameOptions{
+			Carries: func() bool { return frames && d.client.Binary() },
+			Seal: func(plain []byte) ([]byte, error) {
+				k, err := d.hostKey()
+				if err != nil {
+					return nil, err
+				}
+				return rpc.SealFrame(k, plain, rpc.RelayAAD(d.myID, hostID)), nil
+			},
+			Open: func(frame []byte) ([]byte, error) {
+				k, err := d.hostKey()
+				if err != nil {
+					return nil, err
+				}
+				return rpc.OpenFrame(k, frame, rpc.RelayAAD(hostID, d.myID))
+			},
+			Send: func(_ context.Context, ref string, frame []byte) error {
+				return d.client.SendBinary(hostID, ref, frame)
+			},
 		},
 	})
 	runCtx, cancel := context.WithCancel(context.Background())

@@ -127,7 +127,32 @@ func TestServeAndCallThroughTheRelay(t *testing.T) {
 	if got := strings.TrimSpace(gittest.Git(t, repo, "log", "-1", "--format=%H %s")); got != commit.OID+" from the phone" {
 		t.Fatalf("git log says %q, the phone %q", got, commit.OID)
 	}
+	// CallOnce asked host.hello, which said protocol 2 (the relay forwards
+	// binary frames): the device speaks it from then on, and is answered.
+	if p := dev.caller.Protocol(); p != rpc.ProtocolBinary {
+		t.Fatalf("after host.hello through the relay the device speaks protocol %d", p)
+	}
+	out, err = dev.Call(ctx, "git.status", map[string]string{"target": target.ID}, 10*time.Second)
+	if err != nil || strings.Contains(string(out), `"b.txt"`) {
+		t.Fatalf("status in binary frames: %s %v", out, err)
+	}
 	dev.Close()
+
+	// A device of protocol 1 (before binary frames) against the same host:
+	// hello says 1 to it, and it is answered as before.
+	old, err := dialPinned(ctx, phoneID, hostID.Profile().DeviceID, "", nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := old.Call(ctx, "host.hello", nil, 10*time.Second)
+	var hello rpc.Hello
+	if err != nil || json.Unmarshal(raw, &hello) != nil || hello.Protocol != rpc.ProtocolText || old.caller.Protocol() != rpc.ProtocolText {
+		t.Fatalf("a protocol-1 device: hello %s %v", raw, err)
+	}
+	if _, err := old.Call(ctx, "git.status", map[string]string{"target": target.ID}, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
 
 	// A new key tries the phone's id after the phone was removed. The relay
 	// keeps the removed id bound to its key (a tombstone,

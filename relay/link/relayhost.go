@@ -35,13 +35,17 @@ type hostLink struct {
 	id     string // this host's device id
 	keys   *rpc.KeyCache
 	logger *slog.Logger
-	// send hands a sealed body for device to to the relay client. It is set
-	// once, before the client runs and before the host's events reach here.
-	send func(to, ref, body string) error
+	// send hands a sealed frame for device to to the relay client, and
+	// carries says whether the relay forwards binary frames now. Both are
+	// set once, before the client runs and before the host's events reach
+	// here.
+	send    func(to, ref string, f rpc.Frame) error
+	carries func() bool
 
 	mu       sync.Mutex
 	peers    map[string]peer
 	inFlight map[string]int
+	binary   map[string]bool // devices whose last request was answered in a binary frame: their events go in one too
 }
 
 // newHostLink makes a host's end of the relay for host, whose relay id is
@@ -51,7 +55,7 @@ func newHostLink(host *rpc.Host, key *ecdh.PrivateKey, id string, logger *slog.L
 		logger = slog.Default()
 	}
 	return &hostLink{host: host, id: id, keys: rpc.NewKeyCache(key, id), logger: logger,
-		peers: map[string]peer{}, inFlight: map[string]int{}}
+		peers: map[string]peer{}, inFlight: map[string]int{}, binary: map[string]bool{}, carries: func() bool { return false }}
 }
 
 // Presence replaces the device list. Devices that left are forgotten.
@@ -70,6 +74,9 @@ func (r *hostLink) Presence(peers []peer) {
 		}
 	}
 	r.peers = next
+	for _, id := range gone {
+		delete(r.binary, id)
+	}
 	r.mu.Unlock()
 	for _, id := range gone {
 		r.host.Forget(id)
@@ -79,7 +86,14 @@ func (r *hostLink) Presence(peers []peer) {
 // Frame handles a sealed body from device from: it answers a request and
 // drops anything else (a frame that does not open under the pair key for
 // the key presence shows has nothing to answer).
-func (r *hostLink) Frame(from, body string) {
+func (r *hostLink) Frame(from, body string) { r.handle(from, rpc.Frame{Body: []byte(body)}) }
+
+// Binary is Frame for a binary frame (protocol 2).
+func (r *hostLink) Binary(from string, body []byte) {
+	r.handle(from, rpc.Frame{Body: body, Binary: true})
+}
+
+func (r *hostLink) handle(from string, f rpc.Frame) {
 	r.mu.Lock()
 	p, known := r.peers[from]
 	busy := r.inFlight[from] >= maxInFlight
@@ -96,7 +110,7 @@ func (r *hostLink) Frame(from, body string) {
 	}
 	go func() {
 		defer r.done(from)
-		r.answer(from, p, body)
+		r.answer(from, p, f)
 	}()
 }
 
@@ -111,17 +125,23 @@ func (r *hostLink) done(from string) {
 }
 
 // answer opens, runs and answers one request of p.
-func (r *hostLink) answer(from string, p peer, body string) {
+func (r *hostLink) answer(from string, p peer, in rpc.Frame) {
 	key, err := r.keys.Get(from, p.PublicKey)
 	if err != nil {
 		return
 	}
 	dev := rpc.Device{ID: from, Fingerprint: trust.Fingerprint(p.PublicKey)}.
-		WithPresence(func() bool { return r.inPresence(from, p.PublicKey) })
-	out, ref, err := r.host.HandleSealedRef(context.Background(), dev, key, rpc.RelayAAD(from, r.id), rpc.RelayAAD(r.id, from), body)
+		WithPresence(func() bool { return r.inPresence(from, p.PublicKey) }).
+		WithFrames(r.carries())
+	out, ref, err := r.host.HandleFrame(context.Background(), dev, key, rpc.RelayAAD(from, r.id), rpc.RelayAAD(r.id, from), in)
 	if err != nil {
 		return
 	}
+	r.mu.Lock()
+	if _, ok := r.peers[from]; ok {
+		r.binary[from] = out.Binary
+	}
+	r.mu.Unlock()
 	// ref is the request's id, so the relay's undeliverable notice
 	// names the one call it concerns (relay.md, frames).
 	if err := r.send(from, ref, out); err != nil {
@@ -142,6 +162,7 @@ func (r *hostLink) inPresence(id string, key []byte) bool {
 func (r *hostLink) Event(deviceID string, ev rpc.Event) {
 	r.mu.Lock()
 	p, known := r.peers[deviceID]
+	binary := r.binary[deviceID] && r.carries()
 	r.mu.Unlock()
 	if !known {
 		return
@@ -154,5 +175,10 @@ func (r *hostLink) Event(deviceID string, ev rpc.Event) {
 	if err != nil {
 		return
 	}
-	_ = r.send(deviceID, "", rpc.Seal(key, plain, rpc.RelayAAD(r.id, deviceID)))
+	aad := rpc.RelayAAD(r.id, deviceID)
+	if binary {
+		_ = r.send(deviceID, "", rpc.Frame{Body: rpc.SealFrame(key, plain, aad), Binary: true})
+		return
+	}
+	_ = r.send(deviceID, "", rpc.Frame{Body: []byte(rpc.Seal(key, plain, aad))})
 }

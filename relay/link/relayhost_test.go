@@ -65,7 +65,7 @@ func newLinkWorld(t *testing.T, log *rpc.RequestLog) *linkWorld {
 		Grants: grants, Log: log, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(w.host.Close)
 	w.hl = newHostLink(w.host, hostKey, relayHostID, slog.New(slog.DiscardHandler))
-	w.hl.send = func(to, ref, body string) error { w.sent <- sentFrame{to, ref, body}; return nil }
+	w.hl.send = func(to, ref string, f rpc.Frame) error { w.sent <- sentFrame{to, ref, string(f.Body)}; return nil }
 	if err := w.host.AttachEvents(w.hl.Event); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package relayserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -244,6 +245,13 @@ func TestClusterCallAcrossNodes(t *testing.T) {
 	send(t, hws, map[string]string{"to": phoneID, "body": "answer", "ref": "r2"})
 	if f := next(t, pws, ""); f["from"] != hostID || f["body"] != "answer" {
 		t.Fatalf("the phone got %v", f)
+	}
+	// A binary frame (protocol 2) crosses nodes unchanged and arrives as a
+	// binary message, from filled in by the sender's node.
+	bin := []byte{relay.BinaryVersion, 0, '"', 0xff, '\\'}
+	sendBinary(t, pws, relay.AppendBinary(nil, "", hostID, "r9", bin))
+	if f := nextBinary(t, hws); f.From != phoneID || f.To != hostID || !bytes.Equal(f.Body, bin) {
+		t.Fatalf("the host got the binary frame from %q to %q: % x", f.From, f.To, f.Body)
 	}
 	// A device on no node is offline, said by the sender's node.
 	other := c.signIn(c.nodes[1].url, "alice", "tablet")

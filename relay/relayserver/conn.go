@@ -120,7 +120,11 @@ func (c *conn) flush() {
 
 		c.s.m.queueTime.Observe(c.s.now().Sub(q.at).Seconds())
 		_ = c.ws.SetWriteDeadline(time.Now().Add(writeWait))
-		err := c.ws.WriteMessage(websocket.TextMessage, *q.frame)
+		typ := websocket.TextMessage
+		if relay.IsBinary(*q.frame) {
+			typ = websocket.BinaryMessage
+		}
+		err := c.ws.WriteMessage(typ, *q.frame)
 		c.s.m.bytes.WithLabelValues("out").Add(float64(len(*q.frame)))
 		putFrame(q.frame)
 		if err != nil {
@@ -171,14 +175,15 @@ func (c *conn) readLoop() {
 		if err != nil {
 			return
 		}
-		if typ != websocket.TextMessage {
-			c.s.m.dropped.WithLabelValues("bad_frame").Inc()
-			continue
-		}
 		buf := readBufs.Get().(*bytes.Buffer)
 		buf.Reset()
-		_, err = buf.ReadFrom(r)
-		if err == nil {
+		_, err = buf.ReadFrom(r) // the socket's read limit bounds it, binary or text
+		switch {
+		case err != nil:
+		case typ == websocket.BinaryMessage:
+			c.s.m.bytes.WithLabelValues("in").Add(float64(buf.Len()))
+			c.s.handleBinary(c, buf.Bytes()) // copies what it keeps
+		default:
 			c.s.m.bytes.WithLabelValues("in").Add(float64(buf.Len()))
 			c.s.handleFrame(c, buf.Bytes()) // copies what it keeps
 		}

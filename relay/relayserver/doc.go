@@ -3,8 +3,10 @@
 // (presence), forwards sealed frames between them, and sends generic push
 // notices. It never sees a body's plaintext: a frame is routed by its to
 // and ref, and its body is copied through as the raw bytes that came
-// (relay.ParseDeviceFrame, relay.AppendForward). Package relay holds the
-// frame format and the client.
+// (relay.ParseDeviceFrame, relay.AppendForward; for a binary frame,
+// relay.ParseBinaryFrame and relay.AppendBinary, with the same rate, size
+// and queue bounds, and written out as a binary message). Package relay
+// holds the frame formats and the client.
 //
 // Sign-in is by invite code or by a GitHub token issued to the relay's own
 // OAuth app (GitHubApp). A token is an HMAC-SHA256 over its claims, valid

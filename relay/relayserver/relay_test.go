@@ -27,7 +27,7 @@ import (
 
 // testRelay is a real relay on a loopback socket with a real SQLite file.
 type testRelay struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *Server
 	hs     *httptest.Server
 	url    string
@@ -43,14 +43,14 @@ type testRelay struct {
 	tweakServer func(*Server) // before it serves, at each start
 }
 
-func startRelay(t *testing.T, tweak func(*Options)) *testRelay {
+func startRelay(t testing.TB, tweak func(*Options)) *testRelay {
 	t.Helper()
 	return startRelayServer(t, tweak, nil)
 }
 
 // startRelayServer is startRelay with a change to the server made before
 // it serves (a ForTest switch).
-func startRelayServer(t *testing.T, tweak func(*Options), tweakServer func(*Server)) *testRelay {
+func startRelayServer(t testing.TB, tweak func(*Options), tweakServer func(*Server)) *testRelay {
 	t.Helper()
 	dir := t.TempDir()
 	r := &testRelay{t: t, dbPath: filepath.Join(dir, "relay.db"), logs: &logbuf.Buffer{}, tweakServer: tweakServer}
@@ -160,7 +160,7 @@ func (r *testRelay) tryDial(token string, host bool) (*websocket.Conn, error) {
 }
 
 // next reads frames until one of the kind wanted ("" for a forwarded one).
-func next(t *testing.T, ws *websocket.Conn, kind string) map[string]any {
+func next(t testing.TB, ws *websocket.Conn, kind string) map[string]any {
 	t.Helper()
 	for {
 		_ = ws.SetReadDeadline(time.Now().Add(5 * time.Second))

@@ -750,20 +750,52 @@ func (s *Server) handleFrame(c *conn, b []byte) {
 		return
 	}
 	s.m.frames.WithLabelValues("forwarded").Inc()
-	if !s.hub.online(c.account, f.To) {
+	s.forward(c, f.To, f.Ref, func(out []byte) []byte { return relay.AppendForward(out, c.device, f.To, f.Body) })
+}
+
+// handleBinary routes one binary frame a device sent (relay/binary.go): the
+// same rate, and the same checks of to and ref, as a text frame, a from
+// left empty for the relay to fill, and the body copied through unread.
+// A binary frame is never a control frame.
+func (s *Server) handleBinary(c *conn, b []byte) {
+	f, err := relay.ParseBinaryFrame(b)
+	valid := err == nil && f.From == "" && relay.ValidDeviceID(f.To) && relay.ValidRef(f.Ref) && f.To != c.device
+	if !c.rate.allow(s.now(), s.frames.Rate, s.frames.Burst) {
+		s.m.rateLimited.WithLabelValues("frames").Inc()
+		if valid {
+			s.m.undeliverble.WithLabelValues("rate").Inc()
+			c.sendJSON(relay.NewUndeliverable(f.To, f.Ref, relay.ReasonRate))
+		} else {
+			c.sendJSON(relay.NewError(msgFrameRate))
+		}
+		return
+	}
+	if !valid {
+		s.m.dropped.WithLabelValues("bad_frame").Inc()
+		c.sendJSON(relay.NewError(msgBadFrame))
+		return
+	}
+	s.m.frames.WithLabelValues("forwarded").Inc()
+	s.forward(c, f.To, f.Ref, func(out []byte) []byte { return relay.AppendBinary(out, c.device, f.To, "", f.Body) })
+}
+
+// forward delivers a frame from c to device to (carrying ref), which build
+// writes into a pooled buffer, or tells c it could not.
+func (s *Server) forward(c *conn, to, ref string, build func([]byte) []byte) {
+	if !s.hub.online(c.account, to) {
 		s.m.undeliverble.WithLabelValues("offline").Inc()
-		c.sendJSON(relay.NewUndeliverable(f.To, f.Ref, relay.ReasonOffline))
+		c.sendJSON(relay.NewUndeliverable(to, ref, relay.ReasonOffline))
 		return
 	}
 	out := getFrame()
-	*out = relay.AppendForward(*out, c.device, f.To, f.Body)
-	switch s.hub.deliver(c, f.To, f.Ref, out) {
+	*out = build(*out)
+	switch s.hub.deliver(c, to, ref, out) {
 	case offline: // gone since
 		s.m.undeliverble.WithLabelValues("offline").Inc()
-		c.sendJSON(relay.NewUndeliverable(f.To, f.Ref, relay.ReasonOffline))
+		c.sendJSON(relay.NewUndeliverable(to, ref, relay.ReasonOffline))
 	case queueFull: // the target reads too slowly
 		s.m.undeliverble.WithLabelValues("rate").Inc()
-		c.sendJSON(relay.NewUndeliverable(f.To, f.Ref, relay.ReasonRate))
+		c.sendJSON(relay.NewUndeliverable(to, ref, relay.ReasonRate))
 	}
 }
 

@@ -86,21 +86,60 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	if !s.o.callProvenLateForTest {
 		connlimit.Working(r.Context()) // a session's call, proven before its body: never shed while it arrives
 	}
-	var in struct {
-		F string `json:"f"`
-	}
-	if !readBody(w, r, maxCallBody, &in) {
+	in, ok := readCall(w, r)
+	if !ok {
 		return
 	}
 	connlimit.Working(r.Context())
-	dev := rpc.Device{ID: d, Fingerprint: se.fp}
-	out, err := s.host.HandleSealed(r.Context(), dev, se.keys.key, sessionAAD(d, sid, "host"), sessionAAD(d, sid, "device"), in.F)
+	dev := rpc.Device{ID: d, Fingerprint: se.fp}.WithFrames(true)
+	out, _, err := s.host.HandleFrame(r.Context(), dev, se.keys.key, sessionAAD(d, sid, "host"), sessionAAD(d, sid, "device"), in)
 	if err != nil {
 		fail(w, http.StatusBadRequest, msgBadFrame)
 		return
 	}
 	s.pairing.seen(d)
-	sealed(w, out)
+	if out.Binary {
+		sealedFrame(w, out.Body)
+		return
+	}
+	sealed(w, string(out.Body))
+}
+
+// frameType is the content type of a binary frame (protocol 2): a call's
+// body is the frame itself, and so is the answer to a caller that
+// announced protocol 2. Protocol 1 sends and gets {"f": base64}.
+const frameType = "application/octet-stream"
+
+// readCall reads a call's sealed request: a binary frame of at most
+// rpc.MaxFrame bytes, or protocol 1's JSON {f}.
+func readCall(w http.ResponseWriter, r *http.Request) (rpc.Frame, bool) {
+	if r.Header.Get("Content-Type") != frameType {
+		var in struct {
+			F string `json:"f"`
+		}
+		ok := readBody(w, r, maxCallBody, &in)
+		return rpc.Frame{Body: []byte(in.F)}, ok
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, rpc.MaxFrame))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		fail(w, http.StatusRequestEntityTooLarge, msgTooLarge)
+		return rpc.Frame{}, false
+	case err != nil:
+		fail(w, http.StatusBadRequest, msgBadRequest)
+		return rpc.Frame{}, false
+	}
+	bodyRead(w)
+	return rpc.Frame{Body: body, Binary: true}, true
+}
+
+// sealedFrame answers with a binary frame.
+func sealedFrame(w http.ResponseWriter, frame []byte) {
+	writeSoon(w)
+	w.Header().Set("Content-Type", frameType)
+	w.Header().Set("Content-Length", strconv.Itoa(len(frame)))
+	_, _ = w.Write(frame)
 }
 
 // paired reports whether d is a paired device.

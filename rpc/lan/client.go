@@ -109,22 +109,35 @@ func (c *client) now() time.Time {
 // post sends a JSON body and returns the sealed "f" of the answer.
 func (c *client) post(ctx context.Context, path string, body any, header http.Header) (string, error) {
 	data, _ := json.Marshal(body)
+	out, err := c.do(ctx, path, "application/json", data, header)
+	if out.Binary {
+		return "", errAnswer // only a call is answered with a binary frame
+	}
+	return string(out.Body), err
+}
+
+// do posts data as contentType and returns the answer's sealed frame: a
+// binary frame (protocol 2) or the "f" of a JSON answer.
+func (c *client) do(ctx context.Context, path, contentType string, data []byte, header http.Header) (rpc.Frame, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(data))
 	if err != nil {
-		return "", err
+		return rpc.Frame{}, err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	for k, v := range header {
 		req.Header[k] = v
 	}
 	res, err := c.hc.Do(req)
 	if err != nil {
-		return "", err
+		return rpc.Frame{}, err
 	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(res.Body, maxCallBody))
 	if err != nil {
-		return "", err
+		return rpc.Frame{}, err
+	}
+	if res.StatusCode == http.StatusOK && res.Header.Get("Content-Type") == frameType {
+		return rpc.Frame{Body: raw, Binary: true}, nil
 	}
 	var out struct {
 		F     string `json:"f"`
@@ -134,7 +147,7 @@ func (c *client) post(ctx context.Context, path string, body any, header http.He
 	}
 	_ = json.Unmarshal(raw, &out)
 	if res.StatusCode == http.StatusOK {
-		return out.F, nil
+		return rpc.Frame{Body: []byte(out.F)}, nil
 	}
 	if out.Error == "" {
 		out.Error = res.Status
@@ -144,7 +157,7 @@ func (c *client) post(ctx context.Context, path string, body any, header http.He
 		// message stamped in the very millisecond serve started is refused.
 		c.skew.Store(out.Now + 1 - time.Now().UnixMilli())
 	}
-	return "", &serverRefusal{status: res.StatusCode, code: out.Code, sentence: out.Error, now: out.Now}
+	return rpc.Frame{}, &serverRefusal{status: res.StatusCode, code: out.Code, sentence: out.Error, now: out.Now}
 }
 
 // postFresh is post of a message stamped at send time, stamped again once
@@ -341,36 +354,54 @@ type Conn struct {
 	notPaired atomic.Bool
 }
 
-// Conn makes a caller in the session.
+// Conn makes a caller in the session. It speaks protocol 2: each request
+// announces it, and once the computer has shown it reads binary frames
+// (an answer in one, or its host.hello) requests go as binary frames too.
 func (se *Session) Conn() *Conn {
 	c := &Conn{}
+	in, out := sessionAAD(se.deviceID, se.id, "host"), sessionAAD(se.deviceID, se.id, "device")
 	c.Caller = rpc.NewCaller(rpc.CallerOptions{
-		Seal: func(plain []byte) string { return rpc.Seal(se.keys.key, plain, sessionAAD(se.deviceID, se.id, "host")) },
-		Open: func(body string) ([]byte, error) {
-			return rpc.Open(se.keys.key, body, sessionAAD(se.deviceID, se.id, "device"))
-		},
-		Now: se.c.now,
+		Seal: func(plain []byte) string { return rpc.Seal(se.keys.key, plain, in) },
+		Open: func(body string) ([]byte, error) { return rpc.Open(se.keys.key, body, out) },
+		Now:  se.c.now,
 		Send: func(ctx context.Context, ref, body string) error {
-			go func() {
-				out, err := se.c.post(ctx, se.callPath(), map[string]string{"f": body}, se.authHeader())
-				var op *net.OpError
-				var sr *serverRefusal
-				switch {
-				case err == nil:
-					c.Deliver(out)
-				case errors.As(err, &op) && op.Op == "dial":
-					c.Undeliverable(ref) // it never reached the host
-				case errors.As(err, &sr):
-					c.notPaired.Store(errors.Is(refusalOf(err), ErrNotPaired))
-					c.Undeliverable(ref) // refused before dispatch: it did not run
-				default:
-					c.Lost(ref) // it may have run
-				}
-			}()
+			data, _ := json.Marshal(map[string]string{"f": body})
+			se.send(ctx, c, ref, "application/json", data)
 			return nil
+		},
+		Frames: &rpc.FrameOptions{
+			Seal: func(plain []byte) ([]byte, error) { return rpc.SealFrame(se.keys.key, plain, in), nil },
+			Open: func(frame []byte) ([]byte, error) { return rpc.OpenFrame(se.keys.key, frame, out) },
+			Send: func(ctx context.Context, ref string, frame []byte) error {
+				se.send(ctx, c, ref, frameType, frame)
+				return nil
+			},
 		},
 	})
 	return c
+}
+
+// send posts one sealed request and hands its answer, or what became of
+// it, to c.
+func (se *Session) send(ctx context.Context, c *Conn, ref, contentType string, data []byte) {
+	go func() {
+		out, err := se.c.do(ctx, se.callPath(), contentType, data, se.authHeader())
+		var op *net.OpError
+		var sr *serverRefusal
+		switch {
+		case err == nil && out.Binary:
+			c.DeliverFrame(out.Body)
+		case err == nil:
+			c.Deliver(string(out.Body))
+		case errors.As(err, &op) && op.Op == "dial":
+			c.Undeliverable(ref) // it never reached the host
+		case errors.As(err, &sr):
+			c.notPaired.Store(errors.Is(refusalOf(err), ErrNotPaired))
+			c.Undeliverable(ref) // refused before dispatch: it did not run
+		default:
+			c.Lost(ref) // it may have run
+		}
+	}()
 }
 
 func (se *Session) callPath() string {

@@ -93,11 +93,13 @@ func (s *Server) cross(w http.ResponseWriter, r *http.Request, origin string) *h
 		fail(w, http.StatusForbidden, msgWrongHost)
 		return nil
 	}
-	// A POST the page sends is JSON, which a browser asks about first (its
-	// preflight, above). A "simple" one (text/plain, a form) was never
-	// asked about; and only a pairing start reaches a device not pinned to
-	// the origin.
-	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); method == "POST" && ct != "application/json" ||
+	// A POST the page sends is JSON, or a call's binary frame, which a
+	// browser asks about first (its preflight, above). A "simple" one
+	// (text/plain, a form) was never asked about; and only a pairing start
+	// reaches a device not pinned to the origin.
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	asked := ct == "application/json" || ct == frameType && r.URL.Path == "/rc/call"
+	if method == "POST" && !asked ||
 		r.URL.Path != "/rc/pair" && !s.pinnedTo(r.URL.Query().Get("d"), origin) {
 		fail(w, http.StatusForbidden, msgOtherPage)
 		return nil

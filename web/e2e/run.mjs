@@ -52,6 +52,13 @@ try {
   await screen(page, 'projects');
   step('paired, projects, installable');
 
+  // Protocol 2: host.hello said so before the projects were drawn, so from
+  // here on every call goes as a binary frame, and is answered in one.
+  const callTypes = [];
+  page.on('response', (r) => {
+    if (r.url().includes('/rc/call')) callTypes.push(`${r.request().headers()['content-type']} -> ${r.headers()['content-type']}`);
+  });
+
   // Changes: paged status, the branch header, a readable diff.
   await page.getByRole('button', { name: /^repo\b/ }).click();
   await page.getByRole('heading', { name: /Not staged/ }).waitFor();
@@ -65,6 +72,9 @@ try {
   check(diffText.includes('line 2 edited at the top') && diffText.includes('38'), 'the diff lacks its lines or numbers');
   await screen(page, 'diff');
   step('diff');
+  const frameCall = 'application/octet-stream -> application/octet-stream';
+  check(callTypes.length >= 2 && callTypes.every((t) => t === frameCall), `the page's calls after host.hello were not binary frames: ${[...new Set(callTypes)].join(', ')}`);
+  step(`protocol 2: ${callTypes.length} calls as binary frames both ways`);
 
   // Stage only the second hunk; git agrees.
   await page.getByRole('button', { name: /Stage hunk 2 of 2/ }).click();

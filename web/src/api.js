@@ -8,7 +8,7 @@
 // storage, and learns nothing it can use); in memory only, its ticket,
 // which resumes it after serve restarts while the page stays open, and its
 // session. docs/lan.md has the whole protocol and its threat model.
-import { seal, open, newNonce, b64urlDecode, b64urlEncode, ReplayGuard } from './seal.js';
+import { seal, open, sealFrame, openFrame, newNonce, b64urlDecode, b64urlEncode, ReplayGuard } from './seal.js';
 import { Handshake, reconnectKey, resumeKey, sessionKeys, ephemeral, callMAC, nextStored } from './agree.js';
 
 export class Refusal extends Error {
@@ -42,15 +42,27 @@ function clockOf(base) {
   return c;
 }
 
+// FRAME_TYPE is the content type of a call's binary frame (protocol 2),
+// sent once the computer has shown it reads them, and of its answer to a
+// call that announced protocol 2 (p: 2 in the request).
+const FRAME_TYPE = 'application/octet-stream';
+
+// postJSON posts body (an object as JSON, or a binary frame) and returns
+// the answer: its JSON, or { frame } when the computer answered with a
+// binary frame.
 async function postJSON(base, path, body, { signal, headers = {} } = {}) {
   const clock = clockOf(base);
+  const binary = body instanceof Uint8Array;
   const res = await fetch(base + path, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', ...headers },
-    body: JSON.stringify(body),
+    headers: { 'Content-Type': binary ? FRAME_TYPE : 'application/json', ...headers },
+    body: binary ? body : JSON.stringify(body),
     cache: 'no-store',
     signal,
   });
+  if (res.ok && res.headers.get('Content-Type') === FRAME_TYPE) {
+    return { frame: new Uint8Array(await res.arrayBuffer()) };
+  }
   const out = await res.json().catch(() => ({}));
   if (!res.ok) {
     // The next stamp goes a millisecond past the computer's clock: one in the
@@ -178,6 +190,7 @@ export class Host {
     this.ticket = null;
     this.session = null;
     this.guard = new ReplayGuard(clock.now); // the computer's clock, as this page stamps with it
+    this.binary = false; // the computer reads binary frames (protocol 2): its host.hello said so, or it answered in one
   }
 
   // open opens a session: with the ticket this page holds, else with the
@@ -186,6 +199,7 @@ export class Host {
   // MOVED, NOT_THE_COMPUTER.
   async open() {
     this.session = null;
+    this.binary = false; // the computer may have restarted as another version: its next answer says again
     if (this.ticket) {
       try {
         return await this.resume('ticket', this.ticket.secret, this.ticket.id);
@@ -243,7 +257,9 @@ export class Host {
     for (let attempt = 0; ; attempt++) {
       try {
         if (!this.session) await this.open();
-        return await this.send(method, params, timeoutMs);
+        const result = await this.send(method, params, timeoutMs);
+        if (method === 'host.hello' && result && result.protocol >= 2) this.binary = true;
+        return result;
       } catch (e) {
         if (!(e instanceof Refusal) || e.code !== 'SESSION' || attempt > 0) throw e;
         this.session = null;
@@ -255,7 +271,8 @@ export class Host {
     const se = this.session;
     const d = this.dev.deviceId;
     const clock = clockOf(this.base);
-    const req = { type: 'req', id: `p${++seq}-${newNonce().slice(0, 8)}`, method, params, ts: clock.now(), nonce: newNonce() };
+    // p: 2 announces protocol 2: the computer may answer with a binary frame.
+    const req = { type: 'req', id: `p${++seq}-${newNonce().slice(0, 8)}`, method, params, ts: clock.now(), nonce: newNonce(), p: 2 };
     const ts = clock.now();
     const nonce = newNonce().slice(0, 22);
     const auth = `${ts}.${nonce}.${b64urlEncode(callMAC(se.keys.auth, d, se.id, ts, nonce))}`;
@@ -263,8 +280,10 @@ export class Host {
     const timer = setTimeout(() => ctl.abort(), timeoutMs);
     let out;
     try {
+      const aad = `${d}|${se.id}|host`;
+      const body = this.binary ? sealFrame(se.keys.key, JSON.stringify(req), aad) : { f: seal(se.keys.key, JSON.stringify(req), aad) };
       out = await postJSON(this.base, `/rc/call?d=${encodeURIComponent(d)}&s=${encodeURIComponent(se.id)}`,
-        { f: seal(se.keys.key, JSON.stringify(req), `${d}|${se.id}|host`) }, { signal: ctl.signal, headers: { 'X-Gatehouse-Auth': auth } });
+        body, { signal: ctl.signal, headers: { 'X-Gatehouse-Auth': auth } });
     } catch (e) {
       if (e.name === 'AbortError') throw new Refusal('That computer did not answer in time.', 'TIMEOUT');
       if (e instanceof Refusal) throw e;
@@ -274,7 +293,9 @@ export class Host {
     }
     let res;
     try {
-      res = JSON.parse(open(se.keys.key, out.f, `${d}|${se.id}|device`));
+      const aad = `${d}|${se.id}|device`;
+      res = JSON.parse(out.frame ? openFrame(se.keys.key, out.frame, aad) : open(se.keys.key, out.f, aad));
+      if (out.frame) this.binary = true; // it answered in a binary frame that opened: it reads them too
     } catch {
       // Only the computer this device paired with could agree this
       // session's key: whatever answers at this address now is not it.

@@ -1,6 +1,8 @@
-// Sealing, as the host does it (rpc/seal.go): XChaCha20-Poly1305 with a
-// random 24-byte nonce, body = base64(nonce || ciphertext), and a replay
-// guard for what the host sends (60 s window, nonces remembered).
+// Sealing, as the host does it (rpc/seal.go, rpc/frame.go):
+// XChaCha20-Poly1305 with a random 24-byte nonce; protocol 1's body =
+// base64(nonce || ciphertext), protocol 2's binary frame = 0x02 || nonce ||
+// ciphertext (the same seal, without base64); and a replay guard for what
+// the host sends (60 s window, nonces remembered).
 import { xchacha20poly1305 } from '@noble/ciphers/chacha.js';
 
 const te = new TextEncoder();
@@ -53,6 +55,30 @@ export function open(key, body, aad) {
   const raw = b64decode(body);
   if (raw.length < 24 + 16) throw new Error('short frame');
   const plain = xchacha20poly1305(key, raw.subarray(0, 24), te.encode(aad)).decrypt(raw.subarray(24));
+  return td.decode(plain);
+}
+
+// FRAME_VERSION is a binary frame's first byte; MAX_FRAME its bound.
+export const FRAME_VERSION = 2;
+const MAX_FRAME = 256 << 10;
+
+// sealFrame seals plaintext (a string) into a binary frame.
+export function sealFrame(key, plaintext, aad, nonce = randomBytes(24)) {
+  const ct = xchacha20poly1305(key, nonce, te.encode(aad)).encrypt(te.encode(plaintext));
+  const out = new Uint8Array(1 + 24 + ct.length);
+  out[0] = FRAME_VERSION;
+  out.set(nonce, 1);
+  out.set(ct, 25);
+  return out;
+}
+
+// openFrame returns a binary frame's plaintext, or throws when it is not a
+// frame of this version, is out of bounds, or does not open.
+export function openFrame(key, frame, aad) {
+  if (!(frame instanceof Uint8Array) || frame.length < 1 + 24 + 16 || frame.length > MAX_FRAME || frame[0] !== FRAME_VERSION) {
+    throw new Error('not a frame');
+  }
+  const plain = xchacha20poly1305(key, frame.subarray(1, 25), te.encode(aad)).decrypt(frame.subarray(25));
   return td.decode(plain);
 }
 
