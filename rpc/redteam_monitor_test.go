@@ -1,0 +1,96 @@
+package rpc
+
+// Red-team findings against the status monitor (gate/fsmonitor.go) and the
+// status kept between calls. Each test fails while the finding stands.
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gatehouse/gatehouse/fsguard"
+	"github.com/gatehouse/gatehouse/gate"
+	"github.com/gatehouse/gatehouse/internal/gittest"
+	"github.com/gatehouse/gatehouse/trust"
+)
+
+func copyFile(t *testing.T, from, to string, mode os.FileMode) {
+	t.Helper()
+	src, err := os.Open(from)
+	noErr(t, err)
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	noErr(t, err)
+	_, err = io.Copy(dst, src)
+	noErr(t, err)
+	noErr(t, dst.Close())
+}
+
+// TestRedteamMonitorHookInsideCheckoutRunsRepositoryProgram: the serve
+// names its own binary as git's core.fsmonitor program (Options.Monitor,
+// cmd/gatehouse/serve.go monitorProgram: os.Executable). Nothing checks
+// that this path lies outside the served checkout. A gatehouse developer
+// who follows the Makefile (`make build` writes ./gatehouse, which
+// .gitignore ignores) and runs `./gatehouse serve .` serves a checkout
+// that holds the hook. git overwrites an ignored file on checkout, so a
+// branch that tracks a file named `gatehouse` replaces the hook with the
+// repository's content; a closed phone's git.switchBranch (or a desk
+// pull) puts it there, and the next closed git.status executes it with
+// write access to the checkout and its git folder (Landlock allows the
+// hook's exact path for execution, whatever file is now there). Here the
+// repository's "program" is a copy of touch(1): git runs it as
+// `gatehouse 2 TOKEN`, so it makes a file named "2" in the work tree.
+func TestRedteamMonitorHookInsideCheckoutRunsRepositoryProgram(t *testing.T) {
+	gittest.Home(t, "")
+	dir := gittest.Init(t, map[string]string{".gitignore": "/gatehouse\n", "a.txt": "a\n"})
+	touch, err := filepath.EvalSymlinks("/usr/bin/touch")
+	if err != nil {
+		t.Skip("no /usr/bin/touch")
+	}
+	// The repository's branch: a tracked (force-added) file at the
+	// ignored binary's path, chosen by whoever wrote the branch.
+	gittest.Git(t, dir, "switch", "-q", "-c", "contrib")
+	copyFile(t, touch, filepath.Join(dir, "gatehouse"), 0o755)
+	gittest.Git(t, dir, "add", "-f", "gatehouse")
+	gittest.Git(t, dir, "commit", "-q", "-m", "add a file named gatehouse")
+	gittest.Git(t, dir, "switch", "-q", "main")
+	if _, err := os.Stat(filepath.Join(dir, "gatehouse")); err == nil {
+		t.Fatal("setup: the tracked file stayed")
+	}
+	// `make build`: the real hook, gatehouse's own binary (here this test
+	// binary, which TestMain answers as the hook), ignored in the root.
+	exe, err := os.Executable()
+	noErr(t, err)
+	hook := filepath.Join(dir, "gatehouse")
+	copyFile(t, exe, hook, 0o755)
+
+	targets := NewTargets(fsguard.Options{Home: "/nonexistent-home"}, gate.Options{Monitor: hook})
+	t.Cleanup(targets.Close)
+	tg, err := targets.Add(dir, trust.Served, "")
+	noErr(t, err)
+	w := startWatcher(tg, func() {})
+	if w == nil {
+		t.Fatal("no watcher")
+	}
+	t.Cleanup(w.stop)
+	phone := trust.Phone(false) // Full access off: the closed gate
+	ctx := context.Background()
+	_, err = tg.Repo.Status(ctx, phone)
+	noErr(t, err)
+	if all, _ := tg.Repo.MonitoredStatuses(); all == 0 {
+		t.Fatal("setup: the status monitor did not run")
+	}
+
+	// A phone with a full grant (Full access still off) switches to the
+	// branch: git overwrites the ignored hook with the tracked file.
+	noErr(t, tg.Repo.Switch(ctx, phone, "contrib"))
+	time.Sleep(100 * time.Millisecond) // out of the racy window
+	gittest.Write(t, dir, map[string]string{"a.txt": "changed\n"})
+	_, _ = tg.Repo.Status(ctx, phone)
+	if _, err := os.Stat(filepath.Join(dir, "2")); err == nil {
+		t.Fatal("a closed git.status executed the program the repository put at the status monitor's path (it made the file \"2\" in the work tree): Options.Monitor inside the served checkout is not refused")
+	}
+}
