@@ -94,3 +94,41 @@ func TestRedteamMonitorHookInsideCheckoutRunsRepositoryProgram(t *testing.T) {
 		t.Fatal("a closed git.status executed the program the repository put at the status monitor's path (it made the file \"2\" in the work tree): Options.Monitor inside the served checkout is not refused")
 	}
 }
+
+// TestRedteamKeptStatusMissesSymlinkedExcludes: the kept status (and the
+// list cache's fingerprint) identify the user's config and excludes files
+// with lstat (gate/listcache.go listIdentity). A dotfiles manager (stow,
+// chezmoi symlink mode, home-manager) makes ~/.config/git/ignore and
+// ~/.gitconfig symlinks into a dotfiles folder; an edit of the target
+// changes nothing lstat sees, no event reaches the watcher, and the git
+// folder does not change, so the phone is given the old answer again for
+// as long as nothing else changes. Here a pattern is taken out of the
+// global ignore: plain git status now shows the untracked file, the
+// monitored one never does.
+func TestRedteamKeptStatusMissesSymlinkedExcludes(t *testing.T) {
+	tg, plain, _, dir := monitoredTarget(t, map[string]string{"a/x.go": "x\n"})
+	// The target stays inside ~/.config/git, which the kernel wall lets
+	// git read (a target outside it, as stow makes, is refused by the
+	// wall and every closed status fails instead).
+	dotfiles := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "git", "profiles")
+	noErr(t, os.MkdirAll(dotfiles, 0o755))
+	target := filepath.Join(dotfiles, "work-ignore")
+	noErr(t, os.WriteFile(target, []byte("*.tmp\n"), 0o644))
+	noErr(t, os.Symlink(target, filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "git", "ignore")))
+	gittest.Write(t, dir, map[string]string{"notes.tmp": "n\n"})
+	time.Sleep(100 * time.Millisecond) // out of every racy window
+	settled(t, tg, plain, dir)
+	time.Sleep(100 * time.Millisecond)
+	sameStatus(t, tg, plain, "settled")
+	sameStatus(t, tg, plain, "nothing (kept)")
+	if tg.Repo.KeptStatuses() == 0 {
+		t.Fatal("setup: no kept status")
+	}
+
+	noErr(t, os.WriteFile(target, []byte("\n"), 0o644)) // the user's editor, through the symlink
+	time.Sleep(100 * time.Millisecond)
+	// Stale until any other change: a later git run (after any event)
+	// sees it, as git's untracked cache checks the excludes file's stat
+	// through the link.
+	sameStatus(t, tg, plain, "*.tmp taken out of the symlinked global ignore file")
+}
