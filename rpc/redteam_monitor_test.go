@@ -132,3 +132,43 @@ func TestRedteamKeptStatusMissesSymlinkedExcludes(t *testing.T) {
 	// through the link.
 	sameStatus(t, tg, plain, "*.tmp taken out of the symlinked global ignore file")
 }
+
+// TestRedteamStatusMissesNestedRepositoryBecomingOne: whether a folder is
+// a nested repository (git status shows it as one untracked "nested/"
+// entry instead of its files) depends on what its .git folder holds; the
+// watcher never watches inside a .git folder (watchNew skips it), and
+// filling one changes neither the folder's own stat nor any watched
+// folder. So after `mkdir nested/.git` the answer lists nested's files;
+// `git init nested` then makes it a repository, plain git shows "nested/",
+// and the monitored status keeps listing the files: first from the kept
+// answer, then (after any unrelated change) from git's own untracked
+// cache in the index copy, which trusts nested/'s unchanged stat.
+func TestRedteamStatusMissesNestedRepositoryBecomingOne(t *testing.T) {
+	tg, plain, _, dir := monitoredTarget(t, map[string]string{"a/x.go": "x\n"})
+	time.Sleep(100 * time.Millisecond)
+	settled(t, tg, plain, dir)
+	gittest.Write(t, dir, map[string]string{"nested/file.txt": "f\n"})
+	noErr(t, os.Mkdir(filepath.Join(dir, "nested", ".git"), 0o755))
+	time.Sleep(100 * time.Millisecond)
+	sameStatus(t, tg, plain, "a folder with an empty .git folder")
+	gittest.Git(t, filepath.Join(dir, "nested"), "init", "-q")
+	time.Sleep(100 * time.Millisecond)
+	sameStatus(t, tg, plain, "git init in it")
+}
+
+// TestRedteamStatusMissesNestedRepositoryAfterChange: as above, and an
+// unrelated change since, so git runs: the index copy's untracked cache
+// keeps the stale listing.
+func TestRedteamStatusMissesNestedRepositoryAfterChange(t *testing.T) {
+	tg, plain, _, dir := monitoredTarget(t, map[string]string{"a/x.go": "x\n"})
+	time.Sleep(100 * time.Millisecond)
+	settled(t, tg, plain, dir)
+	gittest.Write(t, dir, map[string]string{"nested/file.txt": "f\n"})
+	noErr(t, os.Mkdir(filepath.Join(dir, "nested", ".git"), 0o755))
+	time.Sleep(100 * time.Millisecond)
+	sameStatus(t, tg, plain, "a folder with an empty .git folder")
+	gittest.Git(t, filepath.Join(dir, "nested"), "init", "-q")
+	gittest.Write(t, dir, map[string]string{"a/x.go": "changed\n"})
+	time.Sleep(100 * time.Millisecond)
+	sameStatus(t, tg, plain, "git init in it, then a tracked file written")
+}
