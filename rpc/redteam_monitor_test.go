@@ -172,3 +172,31 @@ func TestRedteamStatusMissesNestedRepositoryAfterChange(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	sameStatus(t, tg, plain, "git init in it, then a tracked file written")
 }
+
+// TestRedteamStatusMissesWriteInotifyDoesNotReport: the status monitor
+// tells git "only these paths changed", and git then trusts every other
+// entry's fsmonitor-valid bit without an lstat. That is only as true as
+// inotify: it reports a write to the folder the writer opened the file
+// through, never a write through another name (a hard link elsewhere), a
+// write through a shared mapping, or a change made by another machine on
+// a network or shared file system (NFS, SMB, 9p and virtiofs shares: WSL's
+// /mnt/c, VM and container shares). shapewatch.go refuses to vouch for a
+// git folder on such a file system (localFileSystems); the status monitor
+// applies no such rule to the work tree. Here a tracked file is written
+// through a hard link outside the checkout: plain git shows it modified,
+// the monitored status never does (not only the kept answer: git itself
+// is told nothing changed), until the user's index changes.
+func TestRedteamStatusMissesWriteInotifyDoesNotReport(t *testing.T) {
+	tg, plain, _, dir := monitoredTarget(t, map[string]string{"a/x.go": "x\n", "b/y.go": "y\n"})
+	outside := t.TempDir()
+	noErr(t, os.Link(filepath.Join(dir, "a", "x.go"), filepath.Join(outside, "x.go")))
+	time.Sleep(100 * time.Millisecond)
+	settled(t, tg, plain, dir)
+	time.Sleep(100 * time.Millisecond)
+	sameStatus(t, tg, plain, "settled")
+
+	noErr(t, os.WriteFile(filepath.Join(outside, "x.go"), []byte("changed elsewhere\n"), 0o644))
+	gittest.Write(t, dir, map[string]string{"b/y.go": "y2\n"}) // an unrelated change: git runs
+	time.Sleep(100 * time.Millisecond)
+	sameStatus(t, tg, plain, "a/x.go written through another name")
+}
