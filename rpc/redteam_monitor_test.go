@@ -200,3 +200,35 @@ func TestRedteamStatusMissesWriteInotifyDoesNotReport(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	sameStatus(t, tg, plain, "a/x.go written through another name")
 }
+
+// TestRedteamStatusMissesFoldersWithGitLikeNames: the watcher leaves out
+// every folder fsguard.IsGitName calls a .git name (Root.Folders,
+// watchNew): ".git" in any case, with trailing dots or spaces, "git~1",
+// anything before an NTFS ':' stream, and names with HFS-ignorable code
+// points (".g\u200cit"). On Linux git treats all of these but ".git" as
+// ordinary folders: it lists their files as untracked, and it lets a
+// repository track ".g\u200cit/..." (core.protectHFS is off off macOS).
+// Nothing in them is ever named to git, which trusts their entries and
+// their untracked-cache entries, so their changes are never shown.
+func TestRedteamStatusMissesFoldersWithGitLikeNames(t *testing.T) {
+	zwnj := ".g\u200cit"
+	tg, plain, _, dir := monitoredTarget(t, map[string]string{zwnj + "/tracked.txt": "t\n", "a/x.go": "x\n"})
+	noErr(t, os.MkdirAll(filepath.Join(dir, "git~1"), 0o755))
+	noErr(t, os.MkdirAll(filepath.Join(dir, ".GIT"), 0o755))
+	if out := gittest.Git(t, dir, "ls-files"); out == "" {
+		t.Fatal("setup: nothing tracked")
+	}
+	time.Sleep(100 * time.Millisecond)
+	settled(t, tg, plain, dir)
+	time.Sleep(100 * time.Millisecond)
+	sameStatus(t, tg, plain, "settled")
+
+	gittest.Write(t, dir, map[string]string{
+		zwnj + "/tracked.txt": "changed\n",  // a tracked file in a folder git calls ordinary
+		"git~1/new.txt":       "untracked\n", // untracked files git lists
+		".GIT/new.txt":        "untracked\n",
+		"a/x.go":              "y\n", // an unrelated change: git runs
+	})
+	time.Sleep(100 * time.Millisecond)
+	sameStatus(t, tg, plain, "files written in folders with .git-like names")
+}
