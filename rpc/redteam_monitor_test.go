@@ -224,7 +224,7 @@ func TestRedteamStatusMissesFoldersWithGitLikeNames(t *testing.T) {
 	sameStatus(t, tg, plain, "settled")
 
 	gittest.Write(t, dir, map[string]string{
-		zwnj + "/tracked.txt": "changed\n",  // a tracked file in a folder git calls ordinary
+		zwnj + "/tracked.txt": "changed\n",   // a tracked file in a folder git calls ordinary
 		"git~1/new.txt":       "untracked\n", // untracked files git lists
 		".GIT/new.txt":        "untracked\n",
 		"a/x.go":              "y\n", // an unrelated change: git runs
