@@ -3,7 +3,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 DEADCODE := golang.org/x/tools/cmd/deadcode@v0.45.0
 # What deadcode may list: helpers the tests of several packages share (a
 # _test.go file cannot export them) and the relay benchmark's token signer.
-DEADCODE_TESTONLY := ^internal/leakcheck/|^internal/connlimit/connlimit\.go:.* Stats$$|^relay/hostpins\.go:.* Identity\.PinnedHost$$|^relay/relayserver/token\.go:.* SignTokenForTest$$|^rpc/requestlog\.go:.* ReadLog$$|^trust/store\.go:.* OpenStore$$|^internal/redact/redact\.go:.* OffForTest$$|^gate/fsmonitor\.go:.* Repo\.MonitoredStatuses$$
+DEADCODE_TESTONLY := ^internal/leakcheck/|^internal/connlimit/connlimit\.go:.* Stats$$|^relay/hostpins\.go:.* Identity\.PinnedHost$$|^relay/relayserver/token\.go:.* SignTokenForTest$$|^rpc/requestlog\.go:.* ReadLog$$|^trust/store\.go:.* OpenStore$$|^internal/redact/redact\.go:.* OffForTest$$|^gate/fsmonitor\.go:.* Repo\.MonitoredStatuses$$|^rpc/caller\.go:.* Caller\.Protocol$$
 
 .PHONY: test check deps vet darwin staticcheck unit benchcheck build
 

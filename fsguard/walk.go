@@ -189,14 +189,22 @@ func lstatAt(dirfd int, name string) (unix.Stat_t, error) {
 
 // Folders lists the folders under the root (never .git, never through a
 // symlink), at most max of them, for a watcher. truncated says there were
-// more.
+// more, or that a folder with a .git name lies below the root's own .git:
+// git looks into some of those (a nested repository's, to call its folder
+// one; a .GIT or git~1 on a case-sensitive system, as an ordinary folder)
+// and the walk never does, so a watcher of these folders alone does not
+// see every change git would.
 func (r *Root) Folders(ctx context.Context, max int) (folders []string, truncated bool) {
 	var mu sync.Mutex
 	folders = []string{"."}
+	gitNamed := false
 	truncated = r.walk(ctx, walkLimits{maxEntries: maxWalkEntries}, func(_ int, dir string, ents []fs.DirEntry) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, e := range ents {
+			if e.IsDir() && IsGitName(e.Name()) && (dir != "." || e.Name() != ".git") {
+				gitNamed = true
+			}
 			if e.IsDir() && !IsGitName(e.Name()) {
 				if len(folders) >= max {
 					return false
@@ -206,7 +214,7 @@ func (r *Root) Folders(ctx context.Context, max int) (folders []string, truncate
 		}
 		return true
 	})
-	return folders, truncated || len(folders) >= max
+	return folders, truncated || gitNamed || len(folders) >= max
 }
 
 // Names lists every entry under the root that is not a folder (files,

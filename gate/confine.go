@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/gatehouse/gatehouse/internal/refusal"
@@ -121,4 +123,24 @@ func (w *wall) limit() uint64 {
 		return DefaultMemoryLimitMiB << 20
 	}
 	return w.memory
+}
+
+// holds reports whether dir is, or is inside or above, one of the
+// checkout's folders: a PATH entry there could run what the repository
+// wrote.
+func (r *Repo) holds(dir string) bool {
+	canon, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return true
+	}
+	for _, f := range []string{r.workTree, r.gitDir, r.commonDir} {
+		if f != "" && (within(canon, f) || within(f, canon)) {
+			return true
+		}
+	}
+	return false
+}
+
+func within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
 }

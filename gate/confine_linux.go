@@ -211,26 +211,6 @@ func (r *Repo) wallRules(in *install, s sub) (fixed, changing []rule) {
 	return fixed, changing
 }
 
-// holds reports whether dir is, or is inside or above, one of the
-// checkout's folders: a PATH entry there could run what the repository
-// wrote.
-func (r *Repo) holds(dir string) bool {
-	canon, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return true
-	}
-	for _, f := range []string{r.workTree, r.gitDir, r.commonDir} {
-		if f != "" && (within(canon, f) || within(f, canon)) {
-			return true
-		}
-	}
-	return false
-}
-
-func within(path, dir string) bool {
-	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
-}
-
 // ruleset builds the Landlock ruleset of one closed call and returns its
 // descriptor. A path that does not exist on this system is left out.
 func ruleset(abi int, rules []rule, s sub) (int, error) {

@@ -101,6 +101,12 @@ type monitor struct {
 	issued  string    // the token the copy holds, "" when unknown
 	srcFP   string    // the sources' identity when the copy was made
 	lastRun time.Time // wall and monotonic clock of the last run
+	// lastFull is when git last looked at everything; past fullLook it
+	// does again, and no answer older than that is given again: the bound
+	// on a change no event reports (a write through a hard link from
+	// outside the checkout, a shared mapping, a mount inside the tree).
+	lastFull time.Time
+	fullLook time.Duration
 
 	evMu    sync.Mutex
 	seq     uint64                // events seen
@@ -118,6 +124,29 @@ type monitor struct {
 	busy   bool        // a status runs with it
 	closed bool        // its watcher let go: the folder goes when unused
 }
+
+// newMonitor is the status monitor of a watcher now covering the checkout;
+// nil without Options.Monitor, when the program is inside (or above) the
+// checkout's folders, where the repository can write (a ./gatehouse built
+// in the checkout and ignored there, replaced by a branch that tracks one),
+// or when the work tree is on a file system whose changes may not all
+// reach this kernel's watcher (a network or shared one).
+func (r *Repo) newMonitor() *monitor {
+	if r.monitorHook == "" || r.holds(r.monitorHook) || !localFileSystem(r.workTree) {
+		return nil
+	}
+	m := newMonitor(r.monitorHook)
+	if m != nil {
+		m.fullLook = r.monitorFullLook
+		if m.fullLook <= 0 {
+			m.fullLook = defaultMonitorFullLook
+		}
+	}
+	return m
+}
+
+// defaultMonitorFullLook is Options.MonitorFullLook's default.
+const defaultMonitorFullLook = 30 * time.Second
 
 // newMonitor makes the private folder; nil when it cannot, or when the hook
 // cannot be named to git without a shell.
@@ -262,7 +291,10 @@ func (r *Repo) monitoredStatus(ctx context.Context, t trust.Trust, d *decision) 
 	gitGen, gitCovered := r.gitFolderGeneration()
 	m.evMu.Lock()
 	seq := m.seq
-	trivial := m.doubt != 0
+	stale := now.Sub(m.lastFull) >= m.fullLook
+	// A copy without the token issued last (a fresh one) gets "/" from
+	// the hook whatever the watcher saw: a full look.
+	trivial := m.doubt != 0 || stale || m.issued == ""
 	if k := m.kept; k != nil && gitCovered && k.gitGen == gitGen && k.seq == seq && !trivial && k.fp == fp && !racy && !skew {
 		m.evMu.Unlock()
 		r.statusKept.Add(1)
@@ -331,6 +363,9 @@ func (r *Repo) monitoredStatus(ctx context.Context, t trust.Trust, d *decision) 
 		m.dirty = dirtyPaths(res.stdout)
 		if m.doubt <= seq {
 			m.doubt = 0
+		}
+		if trivial {
+			m.lastFull = now
 		}
 		m.evMu.Unlock()
 	}

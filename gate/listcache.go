@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gatehouse/gatehouse/internal/fileid"
 	"github.com/gatehouse/gatehouse/trust"
 )
@@ -69,7 +71,7 @@ type Watch struct {
 // queued before it was called (false if it could not tell). The cache keeps
 // nothing from before this call.
 func (r *Repo) Watch(sync func(ctx context.Context) bool) *Watch {
-	w := &Watch{r: r, sync: sync, mon: newMonitor(r.monitorHook)}
+	w := &Watch{r: r, sync: sync, mon: r.newMonitor()}
 	r.lists.mu.Lock()
 	defer r.lists.mu.Unlock()
 	r.lists.watch = w
@@ -250,6 +252,15 @@ func listIdentity(paths []string) (string, time.Time) {
 		}
 		fmt.Fprintf(&b, "%d:%d:%d:%d:%d;", id.Dev, id.Ino, id.Size, id.Mtime, id.Ctime)
 		newest = max(newest, id.Mtime, id.Ctime)
+		var st unix.Stat_t
+		if unix.Stat(p, &st) == nil {
+			// git reads what a link names (a dotfiles manager's
+			// ~/.config/git/ignore): that file's identity too.
+			if t := fileid.FromStat(&st); t != id {
+				fmt.Fprintf(&b, ">%d:%d:%d:%d:%d;", t.Dev, t.Ino, t.Size, t.Mtime, t.Ctime)
+				newest = max(newest, t.Mtime, t.Ctime)
+			}
+		}
 	}
 	return b.String(), time.Unix(0, newest)
 }

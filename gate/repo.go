@@ -48,6 +48,10 @@ type Options struct {
 	// a watcher covers the checkout (fsmonitor.go): gatehouse's own binary,
 	// which answers it (IsMonitorHook). "" means statuses without it.
 	Monitor string
+	// MonitorFullLook bounds how long the status monitor trusts the
+	// watcher alone: past it git looks at everything once, which catches
+	// a change no event reports. 0 means 30 seconds.
+	MonitorFullLook time.Duration
 }
 
 // Repo is one checkout whose git folder has been found and validated. Every
@@ -71,8 +75,9 @@ type Repo struct {
 	mu    sync.Mutex // guards cache
 	cache cached
 
-	lists       listCache // git's untracked and ignored lists while a watcher covers the checkout (listcache.go)
-	monitorHook string    // Options.Monitor (fsmonitor.go)
+	lists           listCache     // git's untracked and ignored lists while a watcher covers the checkout (listcache.go)
+	monitorHook     string        // Options.Monitor (fsmonitor.go)
+	monitorFullLook time.Duration // Options.MonitorFullLook
 	// monitored counts the statuses run with the status monitor, for tests.
 	monitored, monitorPrecise atomic.Uint64
 	statusKept                atomic.Uint64 // statuses answered from the kept one
@@ -139,7 +144,7 @@ func Open(root *fsguard.Root, opts Options) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Repo{root: root, git: gitPath, workTree: root.Path(), maxTime: opts.Timeout, home: opts.Home, ghPath: ghBinary(opts.GH), monitorHook: opts.Monitor,
+	r := &Repo{root: root, git: gitPath, workTree: root.Path(), maxTime: opts.Timeout, home: opts.Home, ghPath: ghBinary(opts.GH), monitorHook: opts.Monitor, monitorFullLook: opts.MonitorFullLook,
 		wall: wall{memory: memoryLimit(opts), proofs: opts.WallProofs}, memBudget: opts.Budget}
 	if err := r.locate(opts.Served); err != nil {
 		return nil, err

@@ -49,14 +49,6 @@ func SealFrame(key Key, plaintext, aad []byte) []byte {
 	return sealFrameInto(key, out, plaintext, aad)
 }
 
-// sealFrameWithNonce is SealFrame with a given nonce: for test vectors
-// only, since a nonce must never repeat under one key.
-func sealFrameWithNonce(key Key, nonce [chacha20poly1305.NonceSizeX]byte, plaintext, aad []byte) []byte {
-	out := make([]byte, 1+len(nonce), len(plaintext)+frameOverhead)
-	copy(out[1:], nonce[:])
-	return sealFrameInto(key, out, plaintext, aad)
-}
-
 // sealFrameInto seals after the nonce that out (version byte and nonce
 // long) holds.
 func sealFrameInto(key Key, out, plaintext, aad []byte) []byte {

@@ -311,3 +311,11 @@ func mustB64(t *testing.T, s string) []byte {
 	}
 	return b
 }
+
+// sealFrameWithNonce is SealFrame with a given nonce: for test vectors
+// only, since a nonce must never repeat under one key.
+func sealFrameWithNonce(key Key, nonce [chacha20poly1305.NonceSizeX]byte, plaintext, aad []byte) []byte {
+	out := make([]byte, 1+len(nonce), len(plaintext)+frameOverhead)
+	copy(out[1:], nonce[:])
+	return sealFrameInto(key, out, plaintext, aad)
+}

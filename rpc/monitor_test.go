@@ -26,13 +26,21 @@ import (
 // whose status is git's own full look.
 func monitoredTarget(t *testing.T, files map[string]string) (tg, plain *Target, w *watcher, dir string) {
 	t.Helper()
+	return monitoredTargetWith(t, files, gate.Options{})
+}
+
+// monitoredTargetWith is monitoredTarget with the monitored target's other
+// options.
+func monitoredTargetWith(t *testing.T, files map[string]string, opts gate.Options) (tg, plain *Target, w *watcher, dir string) {
+	t.Helper()
 	gittest.Home(t, "")
 	dir = gittest.Init(t, files)
 	exe, err := os.Executable()
 	noErr(t, err)
 	exe, err = filepath.EvalSymlinks(exe)
 	noErr(t, err)
-	targets := NewTargets(fsguard.Options{Home: "/nonexistent-home"}, gate.Options{Monitor: exe})
+	opts.Monitor = exe
+	targets := NewTargets(fsguard.Options{Home: "/nonexistent-home"}, opts)
 	t.Cleanup(targets.Close)
 	tg, err = targets.Add(dir, trust.Served, "")
 	noErr(t, err)
@@ -109,10 +117,12 @@ func TestMonitoredStatusMatchesGit(t *testing.T) {
 	all, precise := tg.Repo.MonitoredStatuses()
 	kept := tg.Repo.KeptStatuses()
 	t.Logf("%d statuses with the monitor: %d kept, %d of those git ran naming the changed paths", all, kept, precise)
-	// A change within the racy window of the index or a config file is
-	// not kept (gate/fsmonitor.go), and desk runs are quick: 24 of about
-	// 100 repeated calls were kept on a quiet machine, more when loaded.
-	if all != uint64(calls) || precise < uint64(n)/3 || kept < uint64(n)/25 {
+	// Within the racy window of a change to the index, an exclude or a
+	// config file (50 ms, and the steps here take a few), git gets a
+	// fresh copy and looks at everything, and nothing is kept: on a quiet
+	// machine 41 and 42 of 300 steps had git told the changed paths, and
+	// 27 to 32 repeated calls were kept; more when the machine is slower.
+	if all != uint64(calls) || precise < uint64(n)/12 || kept < uint64(n)/25 {
 		t.Fatalf("the monitor answered %d of %d statuses, %d precisely, %d kept", all, calls, precise, kept)
 	}
 }
@@ -123,7 +133,8 @@ func deskOrTree(t *testing.T, rng *rand.Rand, dir, outside, excludes string, i i
 	t.Helper()
 	files := treeFiles(t, dir)
 	pick := func(s []string) string { return s[rng.IntN(len(s))] }
-	switch rng.IntN(22) {
+	switch rng.IntN(44) { // desk runs a fifth of the time: each makes the next calls racy for the index
+
 	case 0:
 		gittest.Git(t, dir, "add", "-A")
 		return "git add -A"

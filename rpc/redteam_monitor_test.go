@@ -1,7 +1,8 @@
 package rpc
 
-// Red-team findings against the status monitor (gate/fsmonitor.go) and the
-// status kept between calls. Each test fails while the finding stands.
+// A red team's findings against the status monitor (gate/fsmonitor.go) and
+// the status kept between calls, each a test that failed before its fix
+// (the commits that added them, then the fix, say what each showed).
 
 import (
 	"context"
@@ -80,14 +81,13 @@ func TestRedteamMonitorHookInsideCheckoutRunsRepositoryProgram(t *testing.T) {
 	ctx := context.Background()
 	_, err = tg.Repo.Status(ctx, phone)
 	noErr(t, err)
-	if all, _ := tg.Repo.MonitoredStatuses(); all == 0 {
-		t.Fatal("setup: the status monitor did not run")
+	if all, _ := tg.Repo.MonitoredStatuses(); all != 0 {
+		t.Fatal("the status monitor ran with its program inside the served checkout")
 	}
 
 	// A phone with a full grant (Full access still off) switches to the
 	// branch: git overwrites the ignored hook with the tracked file.
 	noErr(t, tg.Repo.Switch(ctx, phone, "contrib"))
-	time.Sleep(100 * time.Millisecond) // out of the racy window
 	gittest.Write(t, dir, map[string]string{"a.txt": "changed\n"})
 	_, _ = tg.Repo.Status(ctx, phone)
 	if _, err := os.Stat(filepath.Join(dir, "2")); err == nil {
@@ -116,17 +116,9 @@ func TestRedteamKeptStatusMissesSymlinkedExcludes(t *testing.T) {
 	noErr(t, os.WriteFile(target, []byte("*.tmp\n"), 0o644))
 	noErr(t, os.Symlink(target, filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "git", "ignore")))
 	gittest.Write(t, dir, map[string]string{"notes.tmp": "n\n"})
-	time.Sleep(100 * time.Millisecond) // out of every racy window
-	settled(t, tg, plain, dir)
-	time.Sleep(100 * time.Millisecond)
-	sameStatus(t, tg, plain, "settled")
-	sameStatus(t, tg, plain, "nothing (kept)")
-	if tg.Repo.KeptStatuses() == 0 {
-		t.Fatal("setup: no kept status")
-	}
+	keptOnce(t, tg, plain, dir)
 
 	noErr(t, os.WriteFile(target, []byte("\n"), 0o644)) // the user's editor, through the symlink
-	time.Sleep(100 * time.Millisecond)
 	// Stale until any other change: a later git run (after any event)
 	// sees it, as git's untracked cache checks the excludes file's stat
 	// through the link.
@@ -145,14 +137,11 @@ func TestRedteamKeptStatusMissesSymlinkedExcludes(t *testing.T) {
 // cache in the index copy, which trusts nested/'s unchanged stat.
 func TestRedteamStatusMissesNestedRepositoryBecomingOne(t *testing.T) {
 	tg, plain, _, dir := monitoredTarget(t, map[string]string{"a/x.go": "x\n"})
-	time.Sleep(100 * time.Millisecond)
 	settled(t, tg, plain, dir)
 	gittest.Write(t, dir, map[string]string{"nested/file.txt": "f\n"})
 	noErr(t, os.Mkdir(filepath.Join(dir, "nested", ".git"), 0o755))
-	time.Sleep(100 * time.Millisecond)
 	sameStatus(t, tg, plain, "a folder with an empty .git folder")
 	gittest.Git(t, filepath.Join(dir, "nested"), "init", "-q")
-	time.Sleep(100 * time.Millisecond)
 	sameStatus(t, tg, plain, "git init in it")
 }
 
@@ -161,15 +150,12 @@ func TestRedteamStatusMissesNestedRepositoryBecomingOne(t *testing.T) {
 // keeps the stale listing.
 func TestRedteamStatusMissesNestedRepositoryAfterChange(t *testing.T) {
 	tg, plain, _, dir := monitoredTarget(t, map[string]string{"a/x.go": "x\n"})
-	time.Sleep(100 * time.Millisecond)
 	settled(t, tg, plain, dir)
 	gittest.Write(t, dir, map[string]string{"nested/file.txt": "f\n"})
 	noErr(t, os.Mkdir(filepath.Join(dir, "nested", ".git"), 0o755))
-	time.Sleep(100 * time.Millisecond)
 	sameStatus(t, tg, plain, "a folder with an empty .git folder")
 	gittest.Git(t, filepath.Join(dir, "nested"), "init", "-q")
 	gittest.Write(t, dir, map[string]string{"a/x.go": "changed\n"})
-	time.Sleep(100 * time.Millisecond)
 	sameStatus(t, tg, plain, "git init in it, then a tracked file written")
 }
 
@@ -187,18 +173,35 @@ func TestRedteamStatusMissesNestedRepositoryAfterChange(t *testing.T) {
 // the monitored status never does (not only the kept answer: git itself
 // is told nothing changed), until the user's index changes.
 func TestRedteamStatusMissesWriteInotifyDoesNotReport(t *testing.T) {
-	tg, plain, _, dir := monitoredTarget(t, map[string]string{"a/x.go": "x\n", "b/y.go": "y\n"})
-	outside := t.TempDir()
-	noErr(t, os.Link(filepath.Join(dir, "a", "x.go"), filepath.Join(outside, "x.go")))
-	time.Sleep(100 * time.Millisecond)
-	settled(t, tg, plain, dir)
-	time.Sleep(100 * time.Millisecond)
-	sameStatus(t, tg, plain, "settled")
-
-	noErr(t, os.WriteFile(filepath.Join(outside, "x.go"), []byte("changed elsewhere\n"), 0o644))
-	gittest.Write(t, dir, map[string]string{"b/y.go": "y2\n"}) // an unrelated change: git runs
-	time.Sleep(100 * time.Millisecond)
-	sameStatus(t, tg, plain, "a/x.go written through another name")
+	for _, c := range []struct {
+		fullLook time.Duration
+		seen     bool
+	}{{time.Hour, false}, {time.Nanosecond, true}} {
+		tg, plain, _, dir := monitoredTargetWith(t, map[string]string{"a/x.go": "x\n", "b/y.go": "y\n"}, gate.Options{MonitorFullLook: c.fullLook})
+		outside := t.TempDir()
+		noErr(t, os.Link(filepath.Join(dir, "a", "x.go"), filepath.Join(outside, "x.go")))
+		// Its times an hour back: not racily clean for git, so git
+		// trusts what it is told of it (and a test need not wait).
+		hourAgo := time.Now().Add(-time.Hour)
+		noErr(t, os.Chtimes(filepath.Join(dir, "a", "x.go"), hourAgo, hourAgo))
+		if c.fullLook > time.Second {
+			settled(t, tg, plain, dir) // git told of changes only, from here
+		}
+		noErr(t, os.WriteFile(filepath.Join(outside, "x.go"), []byte("changed elsewhere\n"), 0o644))
+		gittest.Write(t, dir, map[string]string{"b/y.go": "y2\n"}) // an unrelated change: git runs
+		got, err := tg.Repo.Status(context.Background(), closedPhone)
+		noErr(t, err)
+		seen := false
+		for _, f := range got.Files {
+			seen = seen || f.Path == "a/x.go"
+		}
+		if seen != c.seen {
+			t.Fatalf("with a full look every %v, the write through another name seen: %t", c.fullLook, seen)
+		}
+		if c.seen {
+			sameStatus(t, tg, plain, "a/x.go written through another name")
+		}
+	}
 }
 
 // TestRedteamStatusMissesFoldersWithGitLikeNames: the watcher leaves out
@@ -218,10 +221,7 @@ func TestRedteamStatusMissesFoldersWithGitLikeNames(t *testing.T) {
 	if out := gittest.Git(t, dir, "ls-files"); out == "" {
 		t.Fatal("setup: nothing tracked")
 	}
-	time.Sleep(100 * time.Millisecond)
-	settled(t, tg, plain, dir)
-	time.Sleep(100 * time.Millisecond)
-	sameStatus(t, tg, plain, "settled")
+	sameStatus(t, tg, plain, "folders with .git-like names")
 
 	gittest.Write(t, dir, map[string]string{
 		zwnj + "/tracked.txt": "changed\n",   // a tracked file in a folder git calls ordinary
@@ -229,6 +229,19 @@ func TestRedteamStatusMissesFoldersWithGitLikeNames(t *testing.T) {
 		".GIT/new.txt":        "untracked\n",
 		"a/x.go":              "y\n", // an unrelated change: git runs
 	})
-	time.Sleep(100 * time.Millisecond)
 	sameStatus(t, tg, plain, "files written in folders with .git-like names")
+}
+
+// keptOnce settles the monitor and has it give an answer again.
+func keptOnce(t *testing.T, tg, plain *Target, dir string) {
+	t.Helper()
+	for range 2000 {
+		settled(t, tg, plain, dir)
+		before := tg.Repo.KeptStatuses()
+		sameStatus(t, tg, plain, "nothing")
+		if tg.Repo.KeptStatuses() > before {
+			return
+		}
+	}
+	t.Fatal("no answer was ever kept")
 }

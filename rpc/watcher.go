@@ -175,6 +175,14 @@ func (w *watcher) handle(ev fsnotify.Event) {
 		}
 		return
 	}
+	if fsguard.IsGitName(filepath.Base(ev.Name)) && ev.Name != filepath.Join(w.root, ".git") && w.lists != nil {
+		// A .git name made, removed or renamed below the checkout's
+		// own: a folder becoming a nested repository or no longer one,
+		// or a folder git calls ordinary that the watcher never looks
+		// into (fsguard.Root.Folders). The watcher no longer sees every
+		// change git would, until it starts afresh without one.
+		w.cover(false)
+	}
 	folder := w.folders[ev.Name]
 	if ev.Has(fsnotify.Create) {
 		folder = w.watchNew(ev.Name) || folder
@@ -228,11 +236,18 @@ func (w *watcher) watchNew(name string) bool {
 		return true
 	}
 	_ = filepath.WalkDir(name, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
+		if err != nil {
 			return nil
 		}
 		if p != name && fsguard.IsGitName(d.Name()) {
-			return filepath.SkipDir
+			w.cover(false) // as handle says of a .git name made (a folder or a gitlink file)
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.IsDir() {
+			return nil
 		}
 		if len(w.folders) >= maxWatchFolders {
 			w.cover(false)
