@@ -13,5 +13,12 @@ func TestMain(m *testing.M) {
 	if gate.IsMonitorHook(os.Args[1:], os.Getenv) { // git runs this test binary as the status monitor's hook
 		os.Exit(gate.MonitorHook(os.Args[1:], os.Getenv, os.Stdout))
 	}
-	os.Exit(leakcheck.Run(m))
+	code := leakcheck.Run(m)
+	if hookBuilt != "" {
+		_ = os.RemoveAll(hookBuilt)
+	}
+	os.Exit(code)
 }
+
+// hookBuilt is the folder of a hook program the tests built (monitor_test.go).
+var hookBuilt string

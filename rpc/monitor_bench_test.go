@@ -27,14 +27,7 @@ import (
 // (the answer kept, no git); gate-monitored-one-saved saves one file before
 // each call (git runs, told that one path). Target: monitored ≤ 0.3× raw.
 func BenchmarkStatusMonitored(b *testing.B) {
-	exe, err := os.Executable()
-	if err != nil {
-		b.Fatal(err)
-	}
-	exe, err = filepath.EvalSymlinks(exe)
-	if err != nil {
-		b.Fatal(err)
-	}
+	exe := monitorProgram(b)
 	for _, size := range []int{57_000, 200_000} {
 		for _, dirty := range []bool{false, true} {
 			dir := gittest.BenchRepo(b, size, 2_000, dirty)
@@ -117,11 +110,7 @@ func BenchmarkStatusMonitored(b *testing.B) {
 // look. Reported as cpu-ms/save; the wall time includes the watcher's
 // one-second debounce.
 func BenchmarkLiveUpdate(b *testing.B) {
-	exe, err := os.Executable()
-	if err != nil {
-		b.Fatal(err)
-	}
-	exe, _ = filepath.EvalSymlinks(exe)
+	exe := monitorProgram(b)
 	dir := gittest.BenchRepo(b, 57_000, 2_000, true)
 	saved := filepath.Join(dir, "d00", "sub0000", "file000000.js")
 	original, err := os.ReadFile(saved)

@@ -63,8 +63,7 @@ func TestRedteamMonitorHookInsideCheckoutRunsRepositoryProgram(t *testing.T) {
 	}
 	// `make build`: the real hook, gatehouse's own binary (here this test
 	// binary, which TestMain answers as the hook), ignored in the root.
-	exe, err := os.Executable()
-	noErr(t, err)
+	exe := monitorProgram(t)
 	hook := filepath.Join(dir, "gatehouse")
 	copyFile(t, exe, hook, 0o755)
 

@@ -168,16 +168,19 @@ var wallSelfTest = map[string]string{
 // noGit lists the exported Repo methods that run no git, and so need no
 // trust.
 var noGit = map[string]string{
-	"Root":       "returns the served folder",
-	"Linked":     "reports a field",
-	"MainPath":   "computes a path",
-	"OriginURL":  "reads the config file with go-git's parser, never git",
-	"Close":      "releases a descriptor",
-	"GitDir":     "returns a path for the watcher",
-	"Watch":      "opens the list cache for the watcher; git runs only in the calls that read it, each with its trust",
-	"Hold":       "takes the checkout lock",
-	"Bare":       "reports a field",
-	"HeadBranch": "reads the HEAD file for display, never git",
+	"Root":              "returns the served folder",
+	"Linked":            "reports a field",
+	"MainPath":          "computes a path",
+	"OriginURL":         "reads the config file with go-git's parser, never git",
+	"Close":             "releases a descriptor",
+	"GitDir":            "returns a path for the watcher",
+	"Watch":             "opens the list cache for the watcher; git runs only in the calls that read it, each with its trust",
+	"Hold":              "takes the checkout lock",
+	"Bare":              "reports a field",
+	"HeadBranch":        "reads the HEAD file for display, never git",
+	"WatchShape":        "opens the git folder's inotify cover for the watcher; the decisions that read it take their trust",
+	"MonitoredStatuses": "counts statuses for tests and benchmarks",
+	"KeptStatuses":      "counts statuses for tests and benchmarks",
 }
 
 func TestEveryGateOperationTakesATrust(t *testing.T) {
