@@ -189,7 +189,8 @@ func lstatAt(dirfd int, name string) (unix.Stat_t, error) {
 
 // Folders lists the folders under the root (never .git, never through a
 // symlink), at most max of them, for a watcher. truncated says there were
-// more, or that a folder with a .git name lies below the root's own .git:
+// more, or that a .git name (a folder, a file, a link) lies below the root's
+// own .git:
 // git looks into some of those (a nested repository's, to call its folder
 // one; a .GIT or git~1 on a case-sensitive system, as an ordinary folder)
 // and the walk never does, so a watcher of these folders alone does not
@@ -198,11 +199,11 @@ func (r *Root) Folders(ctx context.Context, max int) (folders []string, truncate
 	var mu sync.Mutex
 	folders = []string{"."}
 	gitNamed := false
-	truncated = r.walk(ctx, walkLimits{maxEntries: maxWalkEntries}, func(_ int, dir string, ents []fs.DirEntry) bool {
+	truncated = r.walk(ctx, walkLimits{maxEntries: maxWalkEntries, gitNames: true}, func(_ int, dir string, ents []fs.DirEntry) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, e := range ents {
-			if e.IsDir() && IsGitName(e.Name()) && (dir != "." || e.Name() != ".git") {
+			if IsGitName(e.Name()) && (dir != "." || e.Name() != ".git") {
 				gitNamed = true
 			}
 			if e.IsDir() && !IsGitName(e.Name()) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -121,18 +122,21 @@ type monitor struct {
 	doubt  uint64      // seq of the last doubt; 0 when none
 	epoch  string      // names this monitor's tokens
 	kept   *keptStatus // the last answer, while nothing it depends on changed
+	fresh  bool        // the next status starts from a fresh copy (Refresh)
 	busy   bool        // a status runs with it
 	closed bool        // its watcher let go: the folder goes when unused
 }
 
 // newMonitor is the status monitor of a watcher now covering the checkout;
 // nil without Options.Monitor, when the program is inside (or above) the
-// checkout's folders, where the repository can write (a ./gatehouse built
-// in the checkout and ignored there, replaced by a branch that tracks one),
-// or when the work tree is on a file system whose changes may not all
-// reach this kernel's watcher (a network or shared one).
+// checkout's folders or inside any git work tree at all, where a
+// repository can write (a ./gatehouse built in a checkout and ignored
+// there is replaced by any branch that tracks one, and a served worktree
+// or another served checkout of it makes that a phone's switch away), or
+// when the work tree is on a file system whose changes may not all reach
+// this kernel's watcher (a network or shared one).
 func (r *Repo) newMonitor() *monitor {
-	if r.monitorHook == "" || r.holds(r.monitorHook) || !localFileSystem(r.workTree) {
+	if r.monitorHook == "" || r.holds(r.monitorHook) || inWorkTree(r.monitorHook) || !localFileSystem(r.workTree) {
 		return nil
 	}
 	m := newMonitor(r.monitorHook)
@@ -246,6 +250,20 @@ func (w *Watch) Touched(path string, content bool) {
 	w.mon.touched(filepath.ToSlash(rel), content)
 }
 
+// Refresh says the index copy's file times cannot be trusted: an
+// attributes file changed, so a file git called clean by its times in the
+// copy may not be clean by the new rules, which git sees only where the
+// user's own index (with the times it had) sends it to read the file. The
+// next status starts from a fresh copy.
+func (w *Watch) Refresh() {
+	if w.mon != nil {
+		w.mon.evMu.Lock()
+		w.mon.fresh = true
+		w.mon.evMu.Unlock()
+		w.mon.doubted()
+	}
+}
+
 // Doubt says git's untracked cache cannot be told precisely what changed (a
 // folder made, removed or renamed, a .gitignore, lost events): the next
 // status looks at everything.
@@ -278,7 +296,11 @@ func (r *Repo) monitoredStatus(ctx context.Context, t trust.Trust, d *decision) 
 	now := time.Now()
 	skew := !m.lastRun.IsZero() && absDuration(now.Sub(m.lastRun)-now.Round(0).Sub(m.lastRun.Round(0))) > monitorClockSkew
 	m.lastRun = now
-	if fp != m.srcFP || racy || skew || !fileExists(m.index()) {
+	m.evMu.Lock()
+	fresh := m.fresh
+	m.fresh = false
+	m.evMu.Unlock()
+	if fp != m.srcFP || racy || skew || fresh || !fileExists(m.index()) {
 		if r.copyIndex(m) != nil {
 			return nil, false, nil // no index yet, a split one: git's own way
 		}
@@ -383,6 +405,23 @@ func dirtyPaths(out []byte) map[string]bool {
 		}
 	}
 	return dirty
+}
+
+// inWorkTree says whether path lies in a git work tree: a folder above it
+// holds a .git entry (folder, file or link), or cannot be read to tell.
+func inWorkTree(path string) bool {
+	canon, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return true
+	}
+	for dir := filepath.Dir(canon); ; dir = filepath.Dir(dir) {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); !errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
+		if dir == filepath.Dir(dir) {
+			return false
+		}
+	}
 }
 
 func absDuration(d time.Duration) time.Duration {

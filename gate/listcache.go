@@ -196,8 +196,9 @@ func (r *Repo) fixedSources() []string {
 		filepath.Join(r.gitDir, "config.worktree"),
 	}
 	if xdgGit != "" {
-		files = append(files, filepath.Join(xdgGit, "ignore"))
+		files = append(files, filepath.Join(xdgGit, "ignore"), filepath.Join(xdgGit, "attributes"))
 	}
+	files = append(files, filepath.Join(r.commonDir, "info", "attributes"))
 	return append(files, user...)
 }
 
@@ -211,7 +212,7 @@ var subConfigSources = sub{name: "config", readOnly: true, timeout: 10 * time.Se
 // fixed config files change, as they must to name it).
 func (r *Repo) listSources(ctx context.Context, t trust.Trust, d *decision) []string {
 	res, err := r.run(ctx, t, d, call{sub: subConfigSources,
-		opts:   []string{"--includes", "--show-origin", "--null", "--type=path", "--get-regexp", `^(include\.path|includeif\..*\.path|core\.excludesfile)$`},
+		opts:   []string{"--includes", "--show-origin", "--null", "--type=path", "--get-regexp", `^(include\.path|includeif\..*\.path|core\.excludesfile|core\.attributesfile)$`},
 		okExit: []int{1}})
 	files := []string{}
 	if err != nil {

@@ -39,10 +39,7 @@ func TestRedteam2StatusMissesNestedRepositoryThroughGitFile(t *testing.T) {
 		t.Fatal("setup: nested/.git is not a gitfile")
 	}
 
-	exe, err := os.Executable()
-	noErr(t, err)
-	exe, err = filepath.EvalSymlinks(exe)
-	noErr(t, err)
+	exe := monitorProgram(t)
 	targets := NewTargets(fsguard.Options{Home: "/nonexistent-home"}, gate.Options{Monitor: exe})
 	t.Cleanup(targets.Close)
 	tg, err := targets.Add(dir, trust.Served, "")
@@ -57,8 +54,10 @@ func TestRedteam2StatusMissesNestedRepositoryThroughGitFile(t *testing.T) {
 	}
 	t.Cleanup(w.stop)
 
-	settled(t, tg, plain, dir)
 	sameStatus(t, tg, plain, "a nested checkout with a gitfile")
+	if all, _ := tg.Repo.MonitoredStatuses(); all != 0 {
+		t.Fatal("a checkout holding a nested .git file was covered by the monitor")
+	}
 
 	// Its git folder goes (the leftover of a former submodule cleaned up).
 	noErr(t, os.RemoveAll(gitdir))

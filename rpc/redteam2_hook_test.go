@@ -40,10 +40,8 @@ func TestRedteam2MonitorHookInParentCheckoutRunsRepositoryProgram(t *testing.T) 
 	gittest.Git(t, dir, "add", "-f", "gatehouse")
 	gittest.Git(t, dir, "commit", "-q", "-m", "add a file named gatehouse")
 	gittest.Git(t, dir, "switch", "-q", "main")
-	exe, err := os.Executable()
-	noErr(t, err)
 	hook := filepath.Join(dir, "gatehouse") // make build
-	copyFile(t, exe, hook, 0o755)
+	copyFile(t, monitorProgram(t), hook, 0o755)
 
 	targets := NewTargets(fsguard.Options{Home: "/nonexistent-home"}, gate.Options{Monitor: hook})
 	t.Cleanup(targets.Close)

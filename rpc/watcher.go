@@ -202,9 +202,12 @@ func (w *watcher) handle(ev fsnotify.Event) {
 	// The status monitor (gate/fsmonitor.go) hears of every change: a
 	// file's path, or a doubt for what git's untracked cache cannot be
 	// told precisely (a folder, a .gitignore).
-	if folder || filepath.Base(ev.Name) == ".gitignore" {
+	switch base := filepath.Base(ev.Name); {
+	case base == ".gitattributes":
+		w.lists.Refresh()
+	case folder || base == ".gitignore":
 		w.lists.Doubt()
-	} else {
+	default:
 		w.lists.Touched(ev.Name, !ev.Has(fsnotify.Create) && !ev.Has(fsnotify.Remove) && !ev.Has(fsnotify.Rename))
 	}
 }
