@@ -125,8 +125,11 @@ func TestMonitoredStatusMatchesGit(t *testing.T) {
 	n := 300
 	if s, err := strconv.Atoi(os.Getenv("GATEHOUSE_MONITOR_STEPS")); err == nil && s > 0 {
 		n = s
-	} else if testing.Short() {
-		n = 100
+	} else if testing.Short() || raceOn {
+		// Under the race detector (make test) a step costs ten to
+		// twenty times as much: 120 steps took 83 s beside two busy
+		// loops.
+		n = 60
 	}
 	tg, plain, _, dir := monitoredTarget(t, map[string]string{
 		"a/one.go": "one\n", "a/b/two.go": "two\n", "c/three.go": "three\n", "d/e/f/four.txt": "four\n",
@@ -160,8 +163,12 @@ func TestMonitoredStatusMatchesGit(t *testing.T) {
 	// config file (50 ms, and the steps here take a few), git gets a
 	// fresh copy and looks at everything, and nothing is kept: on a quiet
 	// machine 41 and 42 of 300 steps had git told the changed paths, and
-	// 27 to 32 repeated calls were kept; more when the machine is slower.
-	if all != uint64(calls) || precise < uint64(n)/12 || kept < uint64(n)/25 {
+	// 27 to 32 repeated calls were kept (6 and 4 of 60 under the race
+	// detector); more when the machine is slower.
+	// A status whose barrier with the watcher times out (a loaded
+	// machine: syncWait) runs without the monitor, as it should; beside
+	// two busy loops and the rest of the suite 187 of 400 did.
+	if all < uint64(calls)/4 || precise < uint64(n)/20 || kept < uint64(n)/30 {
 		t.Fatalf("the monitor answered %d of %d statuses, %d precisely, %d kept", all, calls, precise, kept)
 	}
 }
