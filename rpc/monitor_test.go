@@ -36,21 +36,67 @@ func monitoredTargetWith(t *testing.T, files map[string]string, opts gate.Option
 	t.Helper()
 	gittest.Home(t, "")
 	dir = gittest.Init(t, files)
-	opts.Monitor = monitorProgram(t)
+	tg, plain, w = monitorDir(t, dir, opts)
+	return tg, plain, w, dir
+}
+
+// monitorDir serves the checkout dir as monitoredTarget does; opts.Monitor
+// is this test's hook program unless set.
+func monitorDir(t *testing.T, dir string, opts gate.Options) (tg, plain *Target, w *watcher) {
+	t.Helper()
+	if opts.Monitor == "" {
+		opts.Monitor = monitorProgram(t)
+	}
+	_, tg = serveDir(t, dir, opts)
+	_, plain = serveDir(t, dir, gate.Options{})
+	return tg, plain, watch(t, tg)
+}
+
+// serveDir serves the checkout dir with opts until the test ends.
+func serveDir(t *testing.T, dir string, opts gate.Options) (*Targets, *Target) {
+	t.Helper()
 	targets := NewTargets(fsguard.Options{Home: "/nonexistent-home"}, opts)
 	t.Cleanup(targets.Close)
 	tg, err := targets.Add(dir, trust.Served, "")
 	noErr(t, err)
-	others := NewTargets(fsguard.Options{Home: "/nonexistent-home"}, gate.Options{})
-	t.Cleanup(others.Close)
-	plain, err = others.Add(dir, trust.Served, "")
-	noErr(t, err)
-	w = startWatcher(tg, func() {})
+	return targets, tg
+}
+
+// watch starts the serve's watcher on tg until the test ends.
+func watch(t *testing.T, tg *Target) *watcher {
+	t.Helper()
+	w := startWatcher(tg, func() {})
 	if w == nil {
 		t.Fatal("no watcher")
 	}
 	t.Cleanup(w.stop)
-	return tg, plain, w, dir
+	return w
+}
+
+// hookBranchCheckout is a checkout as a gatehouse developer has one: an
+// ignored ./gatehouse built there (this test's hook program), and a
+// branch "contrib" that tracks a file of that name, a copy of touch(1)
+// chosen by whoever wrote the branch: git runs a hook as "PROGRAM 2
+// TOKEN", so that program makes a file named "2" in the work tree.
+func hookBranchCheckout(t *testing.T) (dir, hook string) {
+	t.Helper()
+	touch, err := filepath.EvalSymlinks("/usr/bin/touch")
+	if err != nil {
+		t.Skip("no /usr/bin/touch")
+	}
+	gittest.Home(t, "")
+	dir = gittest.Init(t, map[string]string{".gitignore": "/gatehouse\n", "a.txt": "a\n"})
+	gittest.Git(t, dir, "switch", "-q", "-c", "contrib")
+	copyFile(t, touch, filepath.Join(dir, "gatehouse"), 0o755)
+	gittest.Git(t, dir, "add", "-f", "gatehouse")
+	gittest.Git(t, dir, "commit", "-q", "-m", "add a file named gatehouse")
+	gittest.Git(t, dir, "switch", "-q", "main")
+	if _, err := os.Stat(filepath.Join(dir, "gatehouse")); err == nil {
+		t.Fatal("setup: the tracked file stayed")
+	}
+	hook = filepath.Join(dir, "gatehouse") // make build
+	copyFile(t, monitorProgram(t), hook, 0o755)
+	return dir, hook
 }
 
 var closedPhone = trust.Phone(false)

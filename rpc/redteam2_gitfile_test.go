@@ -5,10 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gatehouse/gatehouse/fsguard"
 	"github.com/gatehouse/gatehouse/gate"
 	"github.com/gatehouse/gatehouse/internal/gittest"
-	"github.com/gatehouse/gatehouse/trust"
 )
 
 // TestRedteam2StatusMissesNestedRepositoryThroughGitFile (low: bounded by
@@ -39,20 +37,7 @@ func TestRedteam2StatusMissesNestedRepositoryThroughGitFile(t *testing.T) {
 		t.Fatal("setup: nested/.git is not a gitfile")
 	}
 
-	exe := monitorProgram(t)
-	targets := NewTargets(fsguard.Options{Home: "/nonexistent-home"}, gate.Options{Monitor: exe})
-	t.Cleanup(targets.Close)
-	tg, err := targets.Add(dir, trust.Served, "")
-	noErr(t, err)
-	others := NewTargets(fsguard.Options{Home: "/nonexistent-home"}, gate.Options{})
-	t.Cleanup(others.Close)
-	plain, err := others.Add(dir, trust.Served, "")
-	noErr(t, err)
-	w := startWatcher(tg, func() {})
-	if w == nil {
-		t.Fatal("no watcher")
-	}
-	t.Cleanup(w.stop)
+	tg, plain, _ := monitorDir(t, dir, gate.Options{})
 
 	sameStatus(t, tg, plain, "a nested checkout with a gitfile")
 	if all, _ := tg.Repo.MonitoredStatuses(); all != 0 {

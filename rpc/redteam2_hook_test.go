@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gatehouse/gatehouse/fsguard"
 	"github.com/gatehouse/gatehouse/gate"
 	"github.com/gatehouse/gatehouse/internal/gittest"
 	"github.com/gatehouse/gatehouse/trust"
@@ -29,24 +28,8 @@ import (
 // The same holds for any other served checkout (`gatehouse serve . ~/app`)
 // and for a clone made for a device: holds looks at one checkout only.
 func TestRedteam2MonitorHookInParentCheckoutRunsRepositoryProgram(t *testing.T) {
-	gittest.Home(t, "")
-	dir := gittest.Init(t, map[string]string{".gitignore": "/gatehouse\n", "a.txt": "a\n"})
-	touch, err := filepath.EvalSymlinks("/usr/bin/touch")
-	if err != nil {
-		t.Skip("no /usr/bin/touch")
-	}
-	gittest.Git(t, dir, "switch", "-q", "-c", "contrib")
-	copyFile(t, touch, filepath.Join(dir, "gatehouse"), 0o755)
-	gittest.Git(t, dir, "add", "-f", "gatehouse")
-	gittest.Git(t, dir, "commit", "-q", "-m", "add a file named gatehouse")
-	gittest.Git(t, dir, "switch", "-q", "main")
-	hook := filepath.Join(dir, "gatehouse") // make build
-	copyFile(t, monitorProgram(t), hook, 0o755)
-
-	targets := NewTargets(fsguard.Options{Home: "/nonexistent-home"}, gate.Options{Monitor: hook})
-	t.Cleanup(targets.Close)
-	tg, err := targets.Add(dir, trust.Served, "")
-	noErr(t, err)
+	dir, hook := hookBranchCheckout(t)
+	targets, tg := serveDir(t, dir, gate.Options{Monitor: hook})
 	phone := trust.Phone(false)
 	ctx := context.Background()
 
@@ -55,11 +38,7 @@ func TestRedteam2MonitorHookInParentCheckoutRunsRepositoryProgram(t *testing.T) 
 	noErr(t, err)
 	wt, err := targets.Add(nw.Path, trust.Worktree, tg.ID)
 	noErr(t, err)
-	w := startWatcher(wt, func() {})
-	if w == nil {
-		t.Fatal("no watcher")
-	}
-	t.Cleanup(w.stop)
+	watch(t, wt)
 	_, err = wt.Repo.Status(ctx, phone)
 	noErr(t, err)
 

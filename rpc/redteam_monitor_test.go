@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse/gatehouse/fsguard"
 	"github.com/gatehouse/gatehouse/gate"
 	"github.com/gatehouse/gatehouse/internal/gittest"
 	"github.com/gatehouse/gatehouse/trust"
@@ -45,40 +44,11 @@ func copyFile(t *testing.T, from, to string, mode os.FileMode) {
 // repository's "program" is a copy of touch(1): git runs it as
 // `gatehouse 2 TOKEN`, so it makes a file named "2" in the work tree.
 func TestRedteamMonitorHookInsideCheckoutRunsRepositoryProgram(t *testing.T) {
-	gittest.Home(t, "")
-	dir := gittest.Init(t, map[string]string{".gitignore": "/gatehouse\n", "a.txt": "a\n"})
-	touch, err := filepath.EvalSymlinks("/usr/bin/touch")
-	if err != nil {
-		t.Skip("no /usr/bin/touch")
-	}
-	// The repository's branch: a tracked (force-added) file at the
-	// ignored binary's path, chosen by whoever wrote the branch.
-	gittest.Git(t, dir, "switch", "-q", "-c", "contrib")
-	copyFile(t, touch, filepath.Join(dir, "gatehouse"), 0o755)
-	gittest.Git(t, dir, "add", "-f", "gatehouse")
-	gittest.Git(t, dir, "commit", "-q", "-m", "add a file named gatehouse")
-	gittest.Git(t, dir, "switch", "-q", "main")
-	if _, err := os.Stat(filepath.Join(dir, "gatehouse")); err == nil {
-		t.Fatal("setup: the tracked file stayed")
-	}
-	// `make build`: the real hook, gatehouse's own binary (here this test
-	// binary, which TestMain answers as the hook), ignored in the root.
-	exe := monitorProgram(t)
-	hook := filepath.Join(dir, "gatehouse")
-	copyFile(t, exe, hook, 0o755)
-
-	targets := NewTargets(fsguard.Options{Home: "/nonexistent-home"}, gate.Options{Monitor: hook})
-	t.Cleanup(targets.Close)
-	tg, err := targets.Add(dir, trust.Served, "")
-	noErr(t, err)
-	w := startWatcher(tg, func() {})
-	if w == nil {
-		t.Fatal("no watcher")
-	}
-	t.Cleanup(w.stop)
+	dir, hook := hookBranchCheckout(t)
+	tg, _, _ := monitorDir(t, dir, gate.Options{Monitor: hook})
 	phone := trust.Phone(false) // Full access off: the closed gate
 	ctx := context.Background()
-	_, err = tg.Repo.Status(ctx, phone)
+	_, err := tg.Repo.Status(ctx, phone)
 	noErr(t, err)
 	if all, _ := tg.Repo.MonitoredStatuses(); all != 0 {
 		t.Fatal("the status monitor ran with its program inside the served checkout")
@@ -133,29 +103,23 @@ func TestRedteamKeptStatusMissesSymlinkedExcludes(t *testing.T) {
 // `git init nested` then makes it a repository, plain git shows "nested/",
 // and the monitored status keeps listing the files: first from the kept
 // answer, then (after any unrelated change) from git's own untracked
-// cache in the index copy, which trusts nested/'s unchanged stat.
+// cache in the index copy, which trusts nested/'s unchanged stat. Both
+// are asked: right after git init, and after an unrelated change since.
 func TestRedteamStatusMissesNestedRepositoryBecomingOne(t *testing.T) {
-	tg, plain, _, dir := monitoredTarget(t, map[string]string{"a/x.go": "x\n"})
-	settled(t, tg, plain, dir)
-	gittest.Write(t, dir, map[string]string{"nested/file.txt": "f\n"})
-	noErr(t, os.Mkdir(filepath.Join(dir, "nested", ".git"), 0o755))
-	sameStatus(t, tg, plain, "a folder with an empty .git folder")
-	gittest.Git(t, filepath.Join(dir, "nested"), "init", "-q")
-	sameStatus(t, tg, plain, "git init in it")
-}
-
-// TestRedteamStatusMissesNestedRepositoryAfterChange: as above, and an
-// unrelated change since, so git runs: the index copy's untracked cache
-// keeps the stale listing.
-func TestRedteamStatusMissesNestedRepositoryAfterChange(t *testing.T) {
-	tg, plain, _, dir := monitoredTarget(t, map[string]string{"a/x.go": "x\n"})
-	settled(t, tg, plain, dir)
-	gittest.Write(t, dir, map[string]string{"nested/file.txt": "f\n"})
-	noErr(t, os.Mkdir(filepath.Join(dir, "nested", ".git"), 0o755))
-	sameStatus(t, tg, plain, "a folder with an empty .git folder")
-	gittest.Git(t, filepath.Join(dir, "nested"), "init", "-q")
-	gittest.Write(t, dir, map[string]string{"a/x.go": "changed\n"})
-	sameStatus(t, tg, plain, "git init in it, then a tracked file written")
+	for _, thenWrite := range []bool{false, true} {
+		tg, plain, _, dir := monitoredTarget(t, map[string]string{"a/x.go": "x\n"})
+		settled(t, tg, plain, dir)
+		gittest.Write(t, dir, map[string]string{"nested/file.txt": "f\n"})
+		noErr(t, os.Mkdir(filepath.Join(dir, "nested", ".git"), 0o755))
+		sameStatus(t, tg, plain, "a folder with an empty .git folder")
+		gittest.Git(t, filepath.Join(dir, "nested"), "init", "-q")
+		step := "git init in it"
+		if thenWrite {
+			gittest.Write(t, dir, map[string]string{"a/x.go": "changed\n"})
+			step += ", then a tracked file written"
+		}
+		sameStatus(t, tg, plain, step)
+	}
 }
 
 // TestRedteamStatusMissesWriteInotifyDoesNotReport: the status monitor

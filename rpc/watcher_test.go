@@ -24,18 +24,8 @@ func watchedTarget(t *testing.T, files map[string]string) (*Target, *watcher, st
 	t.Helper()
 	gittest.Home(t, "")
 	dir := gittest.Init(t, files)
-	targets := NewTargets(fsguard.Options{Home: "/nonexistent-home"}, gate.Options{})
-	t.Cleanup(targets.Close)
-	tg, err := targets.Add(dir, trust.Served, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := startWatcher(tg, func() {})
-	if w == nil {
-		t.Fatal("no watcher")
-	}
-	t.Cleanup(w.stop)
-	return tg, w, dir
+	_, tg := serveDir(t, dir, gate.Options{})
+	return tg, watch(t, tg), dir
 }
 
 // gitList is a fresh answer of plain git, sorted.

@@ -53,14 +53,7 @@ func TestEventsOpenerTakesTheHostsWalk(t *testing.T) {
 	repo := gittest.Init(t, map[string]string{"a.txt": "a\n"})
 	beforeStart := time.Now().Add(-time.Second).UnixMilli() // before the host below starts
 	f, _ := serveRepo(t, repo, nil)
-	p, err := f.pair(t, trust.View)
-	if err != nil {
-		t.Fatal(err)
-	}
-	se, err := f.session(t, p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, se := f.viewSession(t)
 	now := time.Now().UnixMilli()
 	if now-beforeStart >= 59_000 {
 		t.Skip("pairing took a minute: a stamp before the start is stale by now, so it would prove nothing")

@@ -75,14 +75,7 @@ func TestCallsSpeakProtocol2(t *testing.T) {
 // refused before it is read whole.
 func TestBinaryCallRefusals(t *testing.T) {
 	f := newFixture(t, nil)
-	p, err := f.pair(t, trust.View)
-	if err != nil {
-		t.Fatal(err)
-	}
-	se, err := f.session(t, p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, se := f.viewSession(t)
 	ctx := context.Background()
 	send := func(se *Session, frame []byte) (rpc.Frame, error) {
 		return se.c.do(ctx, se.callPath(), frameType, frame, se.authHeader())

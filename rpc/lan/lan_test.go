@@ -194,6 +194,21 @@ func (f *fixture) session(t *testing.T, p *Paired) (*Session, error) {
 	return Resume(ctx, f.hc, p)
 }
 
+// viewSession pairs a device with the view grant and opens its session,
+// failing the test on either error.
+func (f *fixture) viewSession(t *testing.T) (*Paired, *Session) {
+	t.Helper()
+	p, err := f.pair(t, trust.View)
+	if err != nil {
+		t.Fatal(err)
+	}
+	se, err := f.session(t, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, se
+}
+
 // call opens a session for p and calls method in it.
 func (f *fixture) call(t *testing.T, p *Paired, method string, params any) (json.RawMessage, error) {
 	t.Helper()
@@ -320,14 +335,7 @@ func TestJunkLimitsAndKeepsTheLink(t *testing.T) {
 // without its session's proof in the headers is refused before its body.
 func TestSealedCalls(t *testing.T) {
 	f := newFixture(t, nil)
-	p, err := f.pair(t, trust.View)
-	if err != nil {
-		t.Fatal(err)
-	}
-	se, err := f.session(t, p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, se := f.viewSession(t)
 	plain, _ := json.Marshal(rpc.Request{Type: "req", ID: "1", Method: "projects.list", TS: time.Now().UnixMilli(), Nonce: randomID(24)})
 	frame := rpc.Seal(se.keys.key, plain, sessionAAD(p.DeviceID, se.id, "host"))
 	send := func(se *Session, frame string) (string, error) {
